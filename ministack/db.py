@@ -1,0 +1,130 @@
+"""Database plumbing shared by the nova and cinder databases.
+
+Each side keeps its own models, its own ``MetaData`` and its own alembic
+migrations (``minicinder/db/migrations``, ``ministack/nova_db/migrations``);
+this module only knows how to open an engine for a URL, hand out sessions,
+run a migration directory to head, and the timestamp columns both sides
+share. Soft-delete columns differ upstream (nova: ``deleted`` integer equal
+to the row id; cinder: ``deleted`` boolean), so each side declares its own.
+"""
+
+import contextlib
+import datetime
+import os
+
+import sqlalchemy as sa
+from sqlalchemy import orm
+
+from ministack import exception
+
+
+def utcnow():
+    """Naive UTC now, as upstream stores DateTime columns."""
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+class TimestampMixin:
+    created_at = sa.Column(sa.DateTime, default=utcnow)
+    updated_at = sa.Column(sa.DateTime, onupdate=utcnow)
+    deleted_at = sa.Column(sa.DateTime)
+
+
+def make_engine(url, connect_timeout=10):
+    """An engine for ``url``; SQLite gets WAL, FKs and its directory.
+
+    :raises ConfigError: the database cannot be reached, naming the option.
+    """
+    kwargs = {"pool_pre_ping": True, "future": True}
+    if url.startswith("sqlite"):
+        path = url.split("///", 1)[-1]
+        if path and path != ":memory:":
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
+        if path in ("", ":memory:"):
+            kwargs["poolclass"] = sa.pool.StaticPool
+    elif url.startswith("mysql"):
+        kwargs["connect_args"] = {"connect_timeout": connect_timeout}
+        kwargs["pool_recycle"] = 3600
+    elif url.startswith("postgresql"):
+        kwargs["connect_args"] = {"connect_timeout": connect_timeout}
+    try:
+        engine = sa.create_engine(url, **kwargs)
+    except (sa.exc.ArgumentError, ImportError) as exc:
+        raise exception.ConfigError(
+            reason="[database] connection is not a usable URL: %s" % exc)
+    if url.startswith("sqlite"):
+        sa.event.listen(engine, "connect", _sqlite_pragmas)
+    try:
+        with engine.connect() as conn:
+            conn.execute(sa.text("SELECT 1"))
+    except sa.exc.OperationalError as exc:
+        raise exception.ConfigError(
+            reason="cannot connect to the database named by [database] "
+                   "connection (%s): %s"
+                   % (engine.url.render_as_string(hide_password=True),
+                      exc.orig))
+    return engine
+
+
+def _sqlite_pragmas(dbapi_conn, _record):
+    cursor = dbapi_conn.cursor()
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()
+
+
+def make_sessionmaker(engine):
+    return orm.sessionmaker(bind=engine, expire_on_commit=False)
+
+
+@contextlib.contextmanager
+def session_scope(sessionmaker):
+    """One transaction: commit on success, roll back on any error."""
+    session = sessionmaker()
+    try:
+        yield session
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        session.close()
+
+
+def upgrade(engine, migrations_dir, revision="head"):
+    """Run the alembic migrations in ``migrations_dir`` up to ``revision``."""
+    from alembic import command
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", migrations_dir)
+    cfg.set_main_option("sqlalchemy.url",
+                        engine.url.render_as_string(hide_password=False))
+    with engine.begin() as connection:
+        cfg.attributes["connection"] = connection
+        command.upgrade(cfg, revision)
+
+
+def run_alembic_env(alembic_context, target_metadata):
+    """The body of every ``migrations/env.py``: online mode only.
+
+    The connection comes from :func:`upgrade` (``cfg.attributes``), or is
+    opened from ``sqlalchemy.url`` when alembic is run from the command line.
+    """
+    config = alembic_context.config
+    connection = config.attributes.get("connection")
+    if connection is None:
+        engine = sa.create_engine(config.get_main_option("sqlalchemy.url"))
+        with engine.begin() as connection:
+            _run(alembic_context, connection, target_metadata)
+    else:
+        _run(alembic_context, connection, target_metadata)
+
+
+def _run(alembic_context, connection, target_metadata):
+    alembic_context.configure(connection=connection,
+                              target_metadata=target_metadata,
+                              render_as_batch=True)
+    with alembic_context.begin_transaction():
+        alembic_context.run_migrations()

@@ -1,0 +1,68 @@
+"""The one way ministack runs an external command.
+
+Every call to ``lvcreate``, ``losetup``, ``tgtadm``, ``virsh``... goes
+through :func:`execute` with an argv list, never a shell string. Failures are
+logged with the command, its exit code and both output streams, and raised
+as :class:`ministack.exception.ProcessExecutionError`.
+
+Code that needs a command runner takes one as an argument (default
+:func:`execute`) so unit tests can pass a recording fake instead.
+"""
+
+import logging
+import shutil
+import subprocess
+
+from ministack import exception
+
+LOG = logging.getLogger(__name__)
+
+
+def execute(*cmd, check_exit_code=True, timeout=120, input=None,
+            env=None):
+    """Run ``cmd`` (an argv tuple) and return ``(stdout, stderr)`` as text.
+
+    :param check_exit_code: ``True`` to accept only 0, or a list of
+        acceptable exit codes, or ``False`` to accept any.
+    :param timeout: seconds before the command is killed.
+    :param input: text fed to the command's standard input.
+    :raises ProcessExecutionError: the command failed, timed out or is
+        missing.
+    """
+    argv = [str(part) for part in cmd]
+    LOG.debug("Running cmd: %s", argv)
+    try:
+        proc = subprocess.run(argv, input=input, capture_output=True,
+                              text=True, timeout=timeout, env=env,
+                              check=False)
+    except FileNotFoundError:
+        raise exception.ProcessExecutionError(
+            cmd=argv, exit_code=127, stderr="%s: not found" % argv[0])
+    except subprocess.TimeoutExpired as exc:
+        raise exception.ProcessExecutionError(
+            cmd=argv, exit_code=-9,
+            stdout=exc.stdout or "", stderr="timed out after %ss" % timeout)
+    if check_exit_code is True:
+        ok = proc.returncode == 0
+    elif check_exit_code is False:
+        ok = True
+    else:
+        ok = proc.returncode in check_exit_code
+    if not ok:
+        LOG.warning("Command %s exited %s; stdout=%r stderr=%r",
+                    argv, proc.returncode, proc.stdout, proc.stderr)
+        raise exception.ProcessExecutionError(
+            cmd=argv, exit_code=proc.returncode,
+            stdout=proc.stdout, stderr=proc.stderr)
+    return proc.stdout, proc.stderr
+
+
+def require_tools(*tools, hint="install the Debian packages with "
+                  "devstack/stack.sh"):
+    """Fail at start-up, naming the tool, if any of ``tools`` is missing.
+
+    :raises MissingTool: for the first tool not found on PATH.
+    """
+    for tool in tools:
+        if shutil.which(tool) is None:
+            raise exception.MissingTool(tool=tool, hint=hint)

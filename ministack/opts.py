@@ -1,0 +1,10 @@
+"""Options every daemon shares, for oslo-config-generator."""
+
+from ministack import config, rpc
+
+
+def list_opts():
+    grouped = {}
+    for group, opts in config.list_opts() + rpc.list_opts():
+        grouped.setdefault(group, []).extend(opts)
+    return list(grouped.items())

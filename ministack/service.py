@@ -1,0 +1,81 @@
+"""How a ministack daemon starts and stops.
+
+Every ``cmd/<daemon>.py`` is three lines: it calls :func:`run` with its
+oslo.config project name and a ``build`` function. ``run`` parses the
+config, sets up oslo.log, builds the service, installs SIGTERM/SIGINT
+handlers and waits. Any start-up problem (a bad config file, an unreachable
+broker or database, a missing system tool) is printed as one line and the
+daemon exits 1: no traceback.
+"""
+
+import signal
+import sys
+import threading
+
+from oslo_config import cfg
+from oslo_log import log as logging
+
+from ministack import config
+from ministack import exception
+
+LOG = logging.getLogger(__name__)
+
+
+class Service:
+    """What ``build`` returns: something with ``start()`` and ``stop()``.
+
+    ``start`` may block (a WSGI server) or return (an RPC server running in
+    its own threads); ``run`` copes with both.
+    """
+
+    def start(self, stop_event):
+        raise NotImplementedError
+
+    def stop(self):
+        pass
+
+
+def run(project, build, argv=None, conf=None, register_opts=None):
+    """Parse config, build the service with ``build(conf)`` and serve it.
+
+    :param project: oslo.config project name (``minicinder``...).
+    :param build: callable taking the ConfigOpts and returning a Service.
+    :param register_opts: callable registering the daemon's own options.
+    :returns: the process exit code.
+    """
+    conf = conf or cfg.ConfigOpts()
+    argv = sys.argv[1:] if argv is None else argv
+    config.register_common_opts(conf)
+    if register_opts:
+        register_opts(conf)
+    try:
+        config.parse_args(conf, argv, project)
+    except exception.ConfigError as exc:
+        print("%s: %s" % (project, exc.format_message()), file=sys.stderr)
+        return 1
+    logging.setup(conf, project)
+    stop_event = threading.Event()
+
+    def _on_signal(signum, _frame):
+        LOG.info("Caught %s, stopping", signal.Signals(signum).name)
+        stop_event.set()
+
+    signal.signal(signal.SIGTERM, _on_signal)
+    signal.signal(signal.SIGINT, _on_signal)
+    try:
+        service = build(conf)
+    except exception.MinistackException as exc:
+        LOG.error("%s cannot start: %s", project, exc.format_message())
+        print("%s: %s" % (project, exc.format_message()), file=sys.stderr)
+        return 1
+    LOG.info("%s starting", project)
+    try:
+        service.start(stop_event)
+        # start() returns at once for RPC services; wait for the signal.
+        while not stop_event.wait(1):
+            pass
+    finally:
+        LOG.info("%s stopping", project)
+        service.stop()
+    LOG.info("%s stopped", project)
+    return 0

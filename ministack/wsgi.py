@@ -1,0 +1,151 @@
+"""WSGI plumbing shared by the two REST services (miniapi, minicinder).
+
+* :class:`ContextMiddleware` builds the :class:`RequestContext` for every
+  request and stamps the request-id headers on every response, faults
+  included, as oslo.middleware's RequestId does upstream.
+* :func:`fault` renders upstream's fault body
+  ``{"badRequest": {"code": 400, "message": "..."}}``.
+* :func:`serve` runs a Flask app under waitress (threaded, production-grade)
+  until :func:`ministack.service` asks it to stop.
+"""
+
+import json
+import logging
+import re
+import uuid
+
+from ministack import context as ms_context
+
+LOG = logging.getLogger(__name__)
+
+ENV_CONTEXT = "ministack.context"
+
+# The fault names of cinder/api/openstack/wsgi.py and nova's equivalent.
+FAULT_NAMES = {
+    400: "badRequest",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "itemNotFound",
+    405: "badMethod",
+    406: "notAcceptable",
+    409: "conflictingRequest",
+    413: "overLimit",
+    415: "badMediaType",
+    501: "notImplemented",
+}
+
+_GLOBAL_ID_RE = re.compile(
+    r"^req-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}$")
+
+
+def new_request_id():
+    return "req-%s" % uuid.uuid4()
+
+
+def fault_body(code, message, fallback="computeFault"):
+    """Upstream's JSON fault body for HTTP status ``code``."""
+    name = FAULT_NAMES.get(code, fallback)
+    return {name: {"code": code, "message": message}}
+
+
+def fault(code, message, fallback="computeFault"):
+    """A Flask response carrying the fault body (import Flask lazily)."""
+    import flask
+    response = flask.Response(
+        json.dumps(fault_body(code, message, fallback)), status=code,
+        mimetype="application/json")
+    return response
+
+
+class ContextMiddleware:
+    """Build the request context and add request-id response headers.
+
+    ``auth_strategy='noauth'`` trusts the caller, as upstream's noauth2
+    does: the project comes from the URL (``project_re`` group 1), the user
+    from an ``X-Auth-Token`` of the form ``user:project`` (or ``X-User-Id``)
+    and the roles from ``X-Roles``; the user named ``admin`` gets the admin
+    role. The identity issue replaces this with token validation.
+
+    :param extra_request_id_headers: further header names that echo the
+        request id (nova adds ``x-compute-request-id``).
+    """
+
+    def __init__(self, app, project_re=None, extra_request_id_headers=(),
+                 auth_strategy="noauth"):
+        self.app = app
+        self.project_re = re.compile(project_re) if project_re else None
+        self.extra_headers = tuple(extra_request_id_headers)
+        self.auth_strategy = auth_strategy
+
+    def __call__(self, environ, start_response):
+        request_id = new_request_id()
+        inbound = environ.get("HTTP_X_OPENSTACK_REQUEST_ID", "")
+        global_request_id = inbound if _GLOBAL_ID_RE.match(inbound) else None
+        environ[ENV_CONTEXT] = self._build_context(
+            environ, request_id, global_request_id)
+
+        def _start_response(status, headers, exc_info=None):
+            headers = list(headers)
+            headers.append(("x-openstack-request-id", request_id))
+            for name in self.extra_headers:
+                headers.append((name, request_id))
+            return start_response(status, headers, exc_info)
+
+        return self.app(environ, _start_response)
+
+    def _build_context(self, environ, request_id, global_request_id):
+        project_id = None
+        if self.project_re:
+            match = self.project_re.match(environ.get("PATH_INFO", ""))
+            if match:
+                project_id = match.group(1)
+        token = environ.get("HTTP_X_AUTH_TOKEN", "")
+        user_id = environ.get("HTTP_X_USER_ID")
+        if ":" in token:
+            user_id, token_project = token.split(":", 1)
+            project_id = project_id or token_project
+        user_id = user_id or "admin"
+        roles = [r.strip() for r in
+                 environ.get("HTTP_X_ROLES", "").split(",") if r.strip()]
+        if user_id == "admin" and "admin" not in roles:
+            roles.append("admin")
+        if "member" not in roles:
+            roles.append("member")
+        is_service = "service" in roles
+        return ms_context.RequestContext(
+            user_id=user_id, project_id=project_id, roles=roles,
+            request_id=request_id, global_request_id=global_request_id,
+            is_service=is_service, overwrite=True)
+
+
+def get_context(flask_request):
+    """The RequestContext the middleware attached to this request."""
+    return flask_request.environ[ENV_CONTEXT]
+
+
+def serve(app, host, port, threads=8, stop_event=None):
+    """Serve ``app`` on host:port until ``stop_event`` is set.
+
+    Runs waitress in the calling thread. ``stop_event`` (a threading.Event)
+    is watched by a small thread that closes the server, so SIGTERM ends
+    the daemon cleanly.
+    """
+    import threading
+
+    from waitress.server import create_server
+
+    server = create_server(app, host=host, port=port, threads=threads,
+                           ident="ministack", clear_untrusted_proxy_headers=True)
+    if stop_event is not None:
+        def _watch():
+            stop_event.wait()
+            server.close()
+        threading.Thread(target=_watch, daemon=True, name="wsgi-stop").start()
+    LOG.info("Serving on http://%s:%s", host, port)
+    try:
+        server.run()
+    except (OSError, ValueError):
+        # server.close() from the watcher ends the loop with a closed-socket
+        # error; anything else before the stop was requested is real.
+        if stop_event is None or not stop_event.is_set():
+            raise
