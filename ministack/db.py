@@ -20,7 +20,7 @@ from ministack import exception
 
 def utcnow():
     """Naive UTC now, as upstream stores DateTime columns."""
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    return datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
 
 
 class TimestampMixin:

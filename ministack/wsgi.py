@@ -135,7 +135,8 @@ def serve(app, host, port, threads=8, stop_event=None):
     from waitress.server import create_server
 
     server = create_server(app, host=host, port=port, threads=threads,
-                           ident="ministack", clear_untrusted_proxy_headers=True)
+                           ident="ministack",
+                           clear_untrusted_proxy_headers=True)
     if stop_event is not None:
         def _watch():
             stop_event.wait()
