@@ -36,7 +36,8 @@ def make_engine(url, connect_timeout=10):
     """
     kwargs = {"pool_pre_ping": True, "future": True}
     if url.startswith("sqlite"):
-        path = url.split("///", 1)[-1]
+        # "sqlite://" and "sqlite:///:memory:" are both in-memory databases.
+        path = url.split("///", 1)[1] if "///" in url else ""
         if path and path != ":memory:":
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}

@@ -55,11 +55,34 @@ class RequestContextSerializer(messaging.Serializer):
         return ms_context.RequestContext.from_dict(ctxt)
 
 
+def _register_tracing_opts(conf):
+    """Register oslo.messaging's tracing and metrics groups on ``conf``.
+
+    oslo.messaging 18.x reads ``[oslo_messaging_tracing]`` and
+    ``[oslo_messaging_metrics]`` from the transport's ConfigOpts on every
+    cast and call, but registers both groups only on the global
+    ``cfg.CONF``; a daemon with its own ConfigOpts (as
+    ``ministack.service.run`` builds) would fail every RPC with
+    NoSuchOptError.
+    """
+    import importlib
+    for module, group in (("oslo_messaging._tracing.client",
+                           "oslo_messaging_tracing"),
+                          ("oslo_messaging._metrics.client",
+                           "oslo_messaging_metrics")):
+        try:
+            opts = getattr(importlib.import_module(module), group)
+        except (ImportError, AttributeError):
+            continue  # an oslo.messaging without that feature
+        conf.register_opts(opts, group=group)
+
+
 def get_transport(conf):
     """The RPC transport for ``transport_url``.
 
     :raises ConfigError: the URL is missing or malformed.
     """
+    _register_tracing_opts(conf)
     try:
         return messaging.get_rpc_transport(
             conf, allowed_remote_exmods=ALLOWED_EXMODS)

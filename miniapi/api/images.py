@@ -1,0 +1,61 @@
+"""/images: nova's deprecated image proxy, read-only (2.1–2.35).
+
+From 2.36 upstream answers 404 for the proxy APIs; so do we. Handy for
+``nova image-list``-era clients and for finding the guest image's id.
+"""
+
+import flask
+
+from minicompute import exception
+from miniapi.api import common
+from miniapi.api import microversion
+from miniapi.compute import images
+
+bp = flask.Blueprint("images", __name__, url_prefix="/v2.1")
+
+MAX_VERSION = "2.35"
+
+
+def _check_version():
+    if microversion.current() > MAX_VERSION:
+        flask.abort(404)
+
+
+def _image_dir():
+    return flask.current_app.config["COMPUTE_API"].image_dir
+
+
+def _view(image, detail):
+    body = {"id": image["id"], "name": image.get("name"),
+            "links": common.resource_links("images", image["id"])}
+    if detail:
+        body.update({"status": "ACTIVE", "progress": 100,
+                     "minDisk": image.get("min_disk", 0),
+                     "minRam": image.get("min_ram", 0),
+                     "metadata": {}, "created": image.get("created_at"),
+                     "updated": image.get("updated_at"),
+                     "OS-EXT-IMG-SIZE:size": image.get("size")})
+    return body
+
+
+@bp.get("/images")
+def index():
+    _check_version()
+    return flask.jsonify({"images": [
+        _view(i, False) for i in images.list_images(_image_dir())]})
+
+
+@bp.get("/images/detail")
+def detail():
+    _check_version()
+    return flask.jsonify({"images": [
+        _view(i, True) for i in images.list_images(_image_dir())]})
+
+
+@bp.get("/images/<image_id>")
+def show(image_id):
+    _check_version()
+    image = images.find_image(image_id, _image_dir())
+    if image["id"] != image_id:
+        raise exception.ImageNotFound(image_id=image_id)
+    return flask.jsonify({"image": _view(image, True)})

@@ -1,0 +1,149 @@
+"""Server request schemas (create, update, actions, list query).
+
+A subset of upstream's ``schemas/servers.py``: the properties the real
+clients send (OSC, SDK, novaclient, tempest) with upstream's types and
+``additionalProperties: false``. Properties that describe things
+ministack does not have (networks with ports, key pairs, block device
+mappings other than "boot from this image") pass the schema and are
+refused by the API layer with a 400 naming them, rather than being
+silently ignored.
+"""
+
+import copy
+
+from miniapi.api.schemas import types
+
+_BDM_V2 = {
+    "type": "object",
+    "properties": {
+        "uuid": {"type": "string", "maxLength": 255},
+        "source_type": {"type": "string",
+                        "enum": ["volume", "image", "snapshot", "blank"]},
+        "destination_type": {"type": "string",
+                             "enum": ["local", "volume"]},
+        "boot_index": {"type": ["integer", "string", "null"]},
+        "delete_on_termination": types.boolean,
+        "volume_size": {"type": ["integer", "string", "null"]},
+        "device_name": types.device_name,
+        "disk_bus": {"type": "string"},
+        "device_type": {"type": "string"},
+        "guest_format": {"type": "string"},
+        "tag": types.tag,
+        "volume_type": {"type": ["string", "null"]},
+        "no_device": {},
+    },
+    "additionalProperties": False,
+}
+
+_NETWORKS = {
+    "oneOf": [
+        {"type": "string", "enum": ["none", "auto"]},
+        {"type": "array",
+         "items": {"type": "object",
+                   "properties": {"uuid": {"type": "string"},
+                                  "port": {"type": ["string", "null"]},
+                                  "fixed_ip": {"type": "string"},
+                                  "tag": types.tag},
+                   "additionalProperties": False}},
+    ],
+}
+
+_CREATE = {
+    "name": types.name,
+    "imageRef": {"type": "string", "maxLength": 255},
+    "flavorRef": {"type": ["string", "integer"], "minLength": 1},
+    "adminPass": {"type": "string"},
+    "metadata": types.metadata,
+    "networks": _NETWORKS,
+    "min_count": types.positive_integer,
+    "max_count": types.positive_integer,
+    "return_reservation_id": types.boolean,
+    "availability_zone": {"type": "string", "maxLength": 255},
+    "key_name": {"type": ["string", "null"], "minLength": 1,
+                 "maxLength": 255},
+    "user_data": {"type": ["string", "null"], "maxLength": 65535},
+    "config_drive": types.boolean,
+    "security_groups": {"type": "array",
+                        "items": {"type": "object",
+                                  "properties": {"name": {"type": "string"}},
+                                  "additionalProperties": False}},
+    "block_device_mapping_v2": {"type": "array", "items": _BDM_V2},
+    "OS-DCF:diskConfig": {"type": "string", "enum": ["AUTO", "MANUAL"]},
+    "accessIPv4": {"type": "string", "format": "ipv4"},
+    "accessIPv6": {"type": "string", "format": "ipv6"},
+}
+
+
+def create(version):
+    props = copy.deepcopy(_CREATE)
+    if version >= "2.19":
+        props["description"] = types.description
+    if version >= "2.52":
+        props["tags"] = {"type": "array", "maxItems": 50,
+                         "items": {"type": "string", "minLength": 1,
+                                   "maxLength": 60,
+                                   "pattern": "^[^,/]*$"}}
+    if version >= "2.90":
+        props["hostname"] = {"type": "string", "minLength": 1,
+                             "maxLength": 255}
+    return {
+        "type": "object",
+        "properties": {
+            "server": {"type": "object", "properties": props,
+                       "required": ["name", "flavorRef"],
+                       "additionalProperties": False},
+            "os:scheduler_hints": {"type": "object"},
+            "OS-SCH-HNT:scheduler_hints": {"type": "object"},
+        },
+        "required": ["server"],
+        "additionalProperties": False,
+    }
+
+
+def update(version):
+    props = {"name": types.name,
+             "OS-DCF:diskConfig": {"type": "string",
+                                   "enum": ["AUTO", "MANUAL"]}}
+    if version >= "2.19":
+        props["description"] = types.description
+    return {
+        "type": "object",
+        "properties": {"server": {"type": "object", "properties": props,
+                                  "additionalProperties": False}},
+        "required": ["server"],
+        "additionalProperties": False,
+    }
+
+
+# The actions this API implements; each body is {"<action>": null|{}}.
+ACTIONS = ("os-stop", "os-start")
+
+action = {
+    "type": "object",
+    "minProperties": 1,
+    "maxProperties": 1,
+}
+
+# List query: nova accepts many filters for admins; these are the ones the
+# clients send. Before 2.75 unknown ones are ignored as upstream does.
+_LIST_PARAMS = {
+    "name": types.multi_params({"type": "string"}),
+    "host": types.multi_params({"type": "string"}),
+    "status": types.multi_params({"type": "string"}),
+    "project_id": types.multi_params({"type": "string"}),
+    "tenant_id": types.multi_params({"type": "string"}),
+    "all_tenants": types.multi_params({"type": "string"}),
+    "deleted": types.multi_params({"type": "string"}),
+    "limit": types.multi_params(types.non_negative_integer),
+    "marker": types.multi_params({"type": "string"}),
+    "image": types.multi_params({"type": "string"}),
+    "flavor": types.multi_params({"type": "string"}),
+    "sort_key": types.multi_params({"type": "string"}),
+    "sort_dir": types.multi_params({"type": "string",
+                                    "enum": ["asc", "desc"]}),
+}
+
+
+def list_query(version):
+    return {"type": "object", "properties": copy.deepcopy(_LIST_PARAMS),
+            "additionalProperties": version < "2.75"}

@@ -1,0 +1,232 @@
+"""/servers: create, list, show, update, delete and server actions.
+
+Every route resolves the server through :func:`get_instance`, which
+answers 404 for an unknown id, a malformed id (clients look servers up by
+name with a direct GET first and need 404, not 500) and a server of
+another project.
+"""
+
+import flask
+from oslo_utils import uuidutils
+
+from minicompute import exception
+from ministack import exception as ms_exception
+from ministack.nova_db import api as db_api
+from miniapi.api import common
+from miniapi.api import microversion
+from miniapi.api import validation
+from miniapi.api.schemas import servers as schemas
+from miniapi.api.views import servers as views
+from miniapi.compute import checks
+
+bp = flask.Blueprint("servers", __name__, url_prefix="/v2.1")
+
+
+def compute_api():
+    return flask.current_app.config["COMPUTE_API"]
+
+
+def get_instance(ctxt, server_id):
+    """The live server ``server_id`` visible to ``ctxt`` (404 otherwise)."""
+    if not uuidutils.is_uuid_like(server_id):
+        raise exception.InstanceNotFound(instance_id=server_id)
+    return db_api.instance_get(ctxt, server_id)
+
+
+def volume_bdms(ctxt, instance_uuid):
+    """The instance's volume BDMs (root disk mappings excluded)."""
+    return [b for b in db_api.bdm_get_all_by_instance(ctxt, instance_uuid)
+            if b.volume_id and b.destination_type == "volume"]
+
+
+def _detail(ctxt, instance, show=False):
+    api = compute_api()
+    status = checks.host_status(ctxt, instance.host, api.down_time) \
+        if ctxt.is_admin else None
+    return views.detail(instance, microversion.current(), ctxt.is_admin,
+                        bdms=volume_bdms(ctxt, instance.uuid),
+                        host_status=status, show=show)
+
+
+# -- list ----------------------------------------------------------------
+
+def _list_filters(ctxt):
+    args = flask.request.args
+    filters = {}
+    all_tenants = args.get("all_tenants")
+    if all_tenants is not None and all_tenants != "":
+        all_tenants = common.parse_bool(all_tenants, "all_tenants")
+    elif "all_tenants" in args:
+        all_tenants = True  # ?all_tenants with no value means yes upstream
+    if all_tenants:
+        if not ctxt.is_admin:
+            raise ms_exception.Forbidden(
+                action="os_compute_api:servers:index:get_all_tenants")
+        filters["all_tenants"] = True
+    project = args.get("project_id") or args.get("tenant_id")
+    if project and ctxt.is_admin:
+        filters["project_id"] = project
+        filters["all_tenants"] = True
+    if args.get("name"):
+        filters["name"] = args["name"]
+    if args.get("host") and ctxt.is_admin:
+        filters["host"] = args["host"]
+    return filters
+
+
+def _list_instances(ctxt):
+    args = flask.request.args
+    if common.parse_bool(args.get("deleted"), "deleted"):
+        return []  # deleted servers are not kept visible in ministack
+    instances = db_api.instance_get_all(ctxt, _list_filters(ctxt))
+    if args.get("status"):
+        wanted = views.states_for_status(args["status"])
+        instances = [i for i in instances if i.vm_state in wanted]
+    for key, attr in (("image", "image_ref"),):
+        if args.get(key):
+            instances = [i for i in instances
+                         if getattr(i, attr) == args[key]]
+    if args.get("flavor"):
+        instances = [i for i in instances
+                     if views.flavor_of(i).get("flavorid") ==
+                     args["flavor"]]
+    # Newest first, as nova sorts by created_at desc by default.
+    instances.sort(key=lambda i: (i.created_at, i.id), reverse=True)
+    marker = args.get("marker")
+    return common.limit_marker(
+        instances, lambda i: i.uuid,
+        flask.current_app.config["MAX_LIMIT"],
+        ms_exception.Invalid(message="marker [%s] not found" % marker))
+
+
+@bp.get("/servers")
+@validation.query(schemas.list_query)
+def index():
+    """GET /servers: id, name and links of each server."""
+    ctxt = common.context()
+    return flask.jsonify({"servers": [
+        views.summary(i) for i in _list_instances(ctxt)]})
+
+
+@bp.get("/servers/detail")
+@validation.query(schemas.list_query)
+def detail():
+    """GET /servers/detail: the full view of each server."""
+    ctxt = common.context()
+    return flask.jsonify({"servers": [
+        _detail(ctxt, i) for i in _list_instances(ctxt)]})
+
+
+# -- one server -------------------------------------------------------------
+
+@bp.get("/servers/<server_id>")
+def show(server_id):
+    ctxt = common.context()
+    instance = get_instance(ctxt, server_id)
+    return flask.jsonify({"server": _detail(ctxt, instance, show=True)})
+
+
+@bp.post("/servers")
+@validation.body(schemas.create)
+def create(body):
+    """POST /servers: 202 with id, links and adminPass.
+
+    Only what ministack can honour is accepted: one server per request,
+    booted from a registered image, without networks or key pairs; the
+    rest is refused with 400 rather than silently ignored.
+    """
+    ctxt = common.context()
+    server = body["server"]
+    image_ref = _image_ref(server)
+    _refuse_unsupported(server)
+    instance, admin_pass = compute_api().create(
+        ctxt, server["name"], str(server["flavorRef"]), image_ref=image_ref,
+        description=server.get("description"),
+        hostname=server.get("hostname"),
+        availability_zone=server.get("availability_zone"),
+        admin_pass=server.get("adminPass"))
+    response = flask.jsonify(views.create_response(instance, admin_pass))
+    response.status_code = 202
+    response.headers["Location"] = common.resource_url("servers",
+                                                       instance.uuid)
+    return response
+
+
+def _image_ref(server):
+    """imageRef, or the image of a boot_index 0 image BDM (OSC sends it)."""
+    image_ref = server.get("imageRef") or None
+    for bdm in server.get("block_device_mapping_v2", []):
+        if bdm.get("source_type") == "image" and \
+                str(bdm.get("boot_index")) == "0" and \
+                bdm.get("destination_type", "local") == "local":
+            image_ref = image_ref or bdm.get("uuid")
+            if bdm.get("uuid") != image_ref:
+                raise ms_exception.Invalid(
+                    message="imageRef and the boot image mapping differ")
+        else:
+            raise ms_exception.Invalid(
+                message="Block device mappings other than the boot image "
+                        "are not supported; attach volumes after the "
+                        "server is ACTIVE (os-volume_attachments).")
+    if not image_ref:
+        raise ms_exception.Invalid(message="Missing imageRef attribute")
+    return image_ref
+
+
+def _refuse_unsupported(server):
+    networks = server.get("networks")
+    if isinstance(networks, list) and networks:
+        raise ms_exception.Invalid(
+            message="Networks are not supported; use \"none\" or \"auto\".")
+    if server.get("key_name"):
+        raise ms_exception.Invalid(message="Invalid key_name provided.")
+    for key in ("min_count", "max_count"):
+        if int(server.get(key, 1)) != 1:
+            raise ms_exception.Invalid(
+                message="Only one server per request is supported "
+                        "(%s=%s)." % (key, server[key]))
+
+
+@bp.put("/servers/<server_id>")
+@validation.body(schemas.update)
+def update(server_id, body):
+    """PUT /servers/{id}: name and (2.19+) description."""
+    ctxt = common.context()
+    instance = get_instance(ctxt, server_id)
+    server = body["server"]
+    instance = compute_api().update(
+        ctxt, instance, name=server.get("name"),
+        description=server.get("description"),
+        set_description="description" in server)
+    return flask.jsonify({"server": _detail(ctxt, instance, show=True)})
+
+
+@bp.delete("/servers/<server_id>")
+def delete(server_id):
+    """DELETE /servers/{id}: 204; the host detaches volumes and cleans up."""
+    ctxt = common.context()
+    instance = get_instance(ctxt, server_id)
+    compute_api().delete(ctxt, instance)
+    return "", 204
+
+
+@bp.post("/servers/<server_id>/action")
+@validation.body(schemas.action)
+def action(server_id, body):
+    """POST /servers/{id}/action: os-stop / os-start (202)."""
+    ctxt = common.context()
+    name = next(iter(body))
+    if name not in schemas.ACTIONS:
+        raise ms_exception.Invalid(
+            message="There is no such action: %s" % name)
+    if body[name] not in (None, {}):
+        raise ms_exception.Invalid(
+            message="Invalid input for field/attribute %s. Value: %r. "
+                    "None or an empty object is expected." %
+                    (name, body[name]))
+    instance = get_instance(ctxt, server_id)
+    if name == "os-stop":
+        compute_api().stop(ctxt, instance)
+    else:
+        compute_api().start(ctxt, instance)
+    return "", 202

@@ -1,0 +1,136 @@
+"""The compute API WSGI application: ``create_app(conf, ...)``.
+
+Request path through the WSGI stack::
+
+    ContextMiddleware      request context (noauth), x-openstack-request-id
+                           and x-compute-request-id on every response
+    ProjectURLMiddleware   /v2.1/{project_id}/servers -> /v2.1/servers
+    Flask                  microversion negotiation (before_request),
+                           blueprints, fault rendering, version headers
+
+Every collaborator is injectable so unit tests run the real app
+in-process: ``transport`` (``fake:/``), ``engine`` (in-memory SQLite),
+``volume_api`` (a fake Cinder), ``compute_rpcapi``.
+"""
+
+import re
+
+import flask
+
+from minicompute import rpcapi as compute_rpcapi_mod
+from ministack import config as ms_config
+from ministack import db
+from ministack import rpc
+from ministack import wsgi
+from ministack.nova_db import api as db_api
+from miniapi import db_extra
+from miniapi.api import faults
+from miniapi.api import flavors
+from miniapi.api import images
+from miniapi.api import instance_actions
+from miniapi.api import microversion
+from miniapi.api import servers
+from miniapi.api import services
+from miniapi.api import versions
+from miniapi.api import volume_attachments
+from miniapi.compute import api as compute_api
+
+# First path segments after /v2.1/ that are collections, not project ids.
+COLLECTIONS = ("servers", "flavors", "os-services", "images", "limits",
+               "extensions", "os-instance-actions")
+
+# A project segment must be followed by a resource path: /v2.1/<x> alone
+# is an unknown route (404), not an empty project URL.
+_PROJECT_RE = r"^/v2\.1/(?!(?:%s)(?:/|$))([^/]+)(?=/.)" % "|".join(
+    re.escape(c) for c in COLLECTIONS)
+
+ENV_URL_PROJECT = "miniapi.url_project_id"
+
+
+class ProjectURLMiddleware:
+    """Serve legacy ``/v2.1/{project_id}/...`` URLs on the same routes.
+
+    Clients may use either form (nova's catalog used to carry the project
+    id). The project was already read by ContextMiddleware; here it is
+    removed from the path and remembered so links keep the caller's form.
+    """
+
+    def __init__(self, app):
+        self.app = app
+        self.regex = re.compile(_PROJECT_RE)
+
+    def __call__(self, environ, start_response):
+        path = environ.get("PATH_INFO", "")
+        match = self.regex.match(path)
+        if match:
+            project = match.group(1)
+            environ[ENV_URL_PROJECT] = project
+            rest = path[len("/v2.1/") + len(project):]
+            environ["PATH_INFO"] = "/v2.1" + rest
+        return self.app(environ, start_response)
+
+
+def create_app(conf, transport=None, engine=None, volume_api=None,
+               compute_rpcapi=None):
+    """Build the Flask app for ``conf`` (options registered and parsed).
+
+    :raises ministack.exception.ConfigError: the database or broker URL is
+        unusable.
+    """
+    if engine is None:
+        engine = db.make_engine(ms_config.database_url(conf, "nova"),
+                                conf.database.connect_timeout)
+    db_api.configure(engine)
+    db_extra.configure(engine)
+    if compute_rpcapi is None:
+        transport = transport or rpc.get_transport(conf)
+        compute_rpcapi = compute_rpcapi_mod.ComputeAPI(
+            transport, timeout=conf.rpc_call_timeout)
+    if volume_api is None:
+        from minicompute.volume import cinder
+        volume_api = cinder.API(conf)
+
+    app = flask.Flask("miniapi")
+    app.config["COMPUTE_API"] = compute_api.API(
+        volume_api, compute_rpcapi, down_time=conf.api.service_down_time,
+        image_dir=conf.api.image_dir)
+    app.config["MAX_LIMIT"] = conf.api.max_limit
+    app.json.sort_keys = False
+    app.url_map.strict_slashes = False
+
+    for blueprint in (versions.bp, servers.bp, volume_attachments.bp,
+                      instance_actions.bp, flavors.bp, services.bp,
+                      images.bp):
+        app.register_blueprint(blueprint)
+    faults.register(app)
+    app.before_request(_before_request)
+    app.after_request(_after_request)
+
+    app.wsgi_app = wsgi.ContextMiddleware(
+        ProjectURLMiddleware(app.wsgi_app), project_re=_PROJECT_RE,
+        extra_request_id_headers=("x-compute-request-id",),
+        auth_strategy=conf.api.auth_strategy)
+    return app
+
+
+def _versioned(path):
+    return path == "/v2.1" or path.startswith("/v2.1/")
+
+
+def _before_request():
+    request = flask.request
+    flask.g.url_project_id = request.environ.get(ENV_URL_PROJECT)
+    ctxt = wsgi.get_context(request)
+    if ctxt.project_id is None:
+        # nova's noauth2: a token without a project acts in the project
+        # named after the user.
+        ctxt.project_id = ctxt.user_id
+    if _versioned(request.path):
+        flask.g.api_version = microversion.negotiate(request.headers)
+
+
+def _after_request(response):
+    version = flask.g.get("api_version")
+    if version is not None:
+        microversion.add_headers(response, version)
+    return response

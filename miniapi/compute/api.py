@@ -1,0 +1,27 @@
+"""The compute API facade the blueprints call (nova's compute.api.API).
+
+It holds the collaborators every operation needs (the Cinder adapter, the
+compute RPC client, the service-down threshold) and mixes in the
+operations, which live in modules by concept (``servers``, ``volumes``).
+"""
+
+from miniapi.compute import servers
+from miniapi.compute import volumes
+
+
+class API(servers.ServerOperations, volumes.VolumeOperations):
+    """The API phase of compute operations.
+
+    :param volume_api: ``minicompute.volume.cinder.API`` or a fake with the
+        same methods.
+    :param compute_rpcapi: ``minicompute.rpcapi.ComputeAPI`` or a fake.
+    :param down_time: seconds after which a silent compute host is down.
+    :param image_dir: where registered images live (None: the default).
+    """
+
+    def __init__(self, volume_api, compute_rpcapi, down_time=60,
+                 image_dir=None):
+        self.volume_api = volume_api
+        self.compute_rpcapi = compute_rpcapi
+        self.down_time = down_time
+        self.image_dir = image_dir

@@ -1,0 +1,241 @@
+"""The API phase of the server lifecycle: create, delete, stop, start.
+
+The API picks the compute host (``checks.pick_host``: nova's scheduler at
+mini scale), writes the instance, records the action and casts to the
+host; the compute manager moves the instance on (BUILD -> ACTIVE or ERROR
+with a fault, powering-off -> SHUTOFF...). Task states are set with a
+compare-and-swap on ``task_state IS NULL`` so two concurrent operations on
+one server cannot both start: the loser gets 409.
+"""
+
+import json
+import logging
+import re
+import secrets
+
+from oslo_utils import excutils
+
+from minicompute import exception
+from minicompute import instance_actions
+from minicompute import power_state
+from minicompute import task_states
+from minicompute import vm_states
+from ministack import db
+from ministack import exception as ms_exception
+from ministack.nova_db import api as db_api
+from miniapi.compute import checks
+from miniapi.compute import images
+
+LOG = logging.getLogger(__name__)
+
+DEFAULT_AZ = "nova"
+
+
+def sanitize_hostname(name):
+    """nova's sanitize_hostname: a DNS label derived from the name."""
+    hostname = re.sub(r"[ _.]", "-", name.lower())
+    hostname = re.sub(r"[^\w.-]+", "", hostname, flags=re.ASCII)
+    hostname = hostname.strip(".-")[:63].rstrip("-")
+    return hostname or "server"
+
+
+def flavor_primitive(flavor):
+    """What the instance remembers of its flavor (``instances.flavor``)."""
+    return {"id": flavor.id, "flavorid": flavor.flavorid,
+            "name": flavor.name, "memory_mb": flavor.memory_mb,
+            "vcpus": flavor.vcpus, "root_gb": flavor.root_gb or 0,
+            "ephemeral_gb": flavor.ephemeral_gb or 0,
+            "swap": flavor.swap or 0, "extra_specs": {}}
+
+
+class ServerOperations:
+    """Server lifecycle; mixed into :class:`miniapi.compute.api.API`."""
+
+    # -- create ----------------------------------------------------------
+
+    def create(self, ctxt, name, flavor_ref, image_ref=None,
+               description=None, hostname=None, availability_zone=None,
+               admin_pass=None):
+        """Write the instance, record ``create`` and cast the build.
+
+        With no compute host up the instance is still created, in ERROR
+        with a "No valid host" fault, as nova's scheduler failure does.
+
+        :returns: (instance row, admin password).
+        :raises Invalid: unknown flavor or image, unusable zone (400).
+        """
+        try:
+            flavor = db_api.flavor_get(ctxt, flavor_ref)
+        except exception.FlavorNotFound as exc:
+            raise ms_exception.Invalid(message=exc.format_message()) \
+                from exc
+        try:
+            image = images.find_image(image_ref, self.image_dir)
+        except exception.ImageNotFound:
+            raise ms_exception.Invalid(
+                message="Can not find requested image") from None
+        if availability_zone and availability_zone != DEFAULT_AZ:
+            raise ms_exception.Invalid(
+                message="The requested availability zone is not available")
+        host = checks.pick_host(ctxt, self.down_time)
+        values = {
+            "display_name": name,
+            "display_description": description,
+            "hostname": hostname or sanitize_hostname(name),
+            "image_ref": image["id"],
+            "flavor": json.dumps(flavor_primitive(flavor)),
+            "instance_type_id": flavor.id,
+            "memory_mb": flavor.memory_mb,
+            "vcpus": flavor.vcpus,
+            "root_gb": flavor.root_gb or 0,
+            "ephemeral_gb": flavor.ephemeral_gb or 0,
+            "vm_state": vm_states.BUILDING,
+            "task_state": task_states.SCHEDULING,
+            "power_state": power_state.NOSTATE,
+            "host": host,
+            "node": host,
+            "availability_zone": DEFAULT_AZ,
+            "root_device_name": "/dev/vda",
+            "locked": False,
+            "progress": 0,
+            "config_drive": "",
+        }
+        if host is None:
+            values.update(vm_state=vm_states.ERROR, task_state=None,
+                          fault=json.dumps(_fault(
+                              500, "No valid host was found. There are "
+                                   "not enough hosts available.")))
+        instance = db_api.instance_create(ctxt, values)
+        db_api.action_start(ctxt, instance.uuid, instance_actions.CREATE)
+        admin_pass = admin_pass or secrets.token_urlsafe(9)
+        if host is None:
+            return instance, admin_pass
+        try:
+            self.compute_rpcapi.build_and_run_instance(
+                ctxt, db_api.to_dict(instance), image=image,
+                flavor=flavor_primitive(flavor))
+        except Exception as exc:
+            with excutils.save_and_reraise_exception():
+                db_api.instance_update(ctxt, instance.uuid, {
+                    "vm_state": vm_states.ERROR, "task_state": None,
+                    "fault": json.dumps(_fault(500, str(exc)))})
+        return instance, admin_pass
+
+    # -- delete ----------------------------------------------------------
+
+    def delete(self, ctxt, instance):
+        """Delete the server: cast terminate, or delete locally.
+
+        A server without a host, or whose host is down, is deleted here
+        (nova's local delete): its attachments are released in Cinder and
+        delete_on_termination volumes deleted, so no volume stays held by
+        a server that no longer exists.
+        """
+        if instance.task_state == task_states.DELETING:
+            return  # already on its way; DELETE is idempotent
+        checks.check_instance_state(instance, "delete",
+                                    vm_state=vm_states.ALLOW_DELETE,
+                                    task_state=None)
+        db_api.action_start(ctxt, instance.uuid, instance_actions.DELETE)
+        status = checks.host_status(ctxt, instance.host, self.down_time)
+        if status not in ("UP", "MAINTENANCE"):
+            self._local_delete(ctxt, instance)
+            return
+        instance = db_api.instance_update(
+            ctxt, instance.uuid, {"task_state": task_states.DELETING})
+        try:
+            self.compute_rpcapi.terminate_instance(
+                ctxt, db_api.to_dict(instance))
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                db_api.instance_update(ctxt, instance.uuid,
+                                       {"task_state": None})
+
+    def _local_delete(self, ctxt, instance):
+        LOG.info("Deleting instance %s locally (host %s not up)",
+                 instance.uuid, instance.host)
+        for bdm in db_api.bdm_get_all_by_instance(ctxt, instance.uuid):
+            if bdm.volume_id and bdm.destination_type == "volume":
+                self._release_volume(ctxt, instance, bdm)
+            db_api.bdm_destroy(ctxt, bdm.id)
+        db_api.instance_update(ctxt, instance.uuid, {
+            "vm_state": vm_states.DELETED, "task_state": None,
+            "terminated_at": db.utcnow()})
+        db_api.instance_destroy(ctxt, instance.uuid)
+
+    def _release_volume(self, ctxt, instance, bdm):
+        """Free a volume of a locally deleted server in Cinder."""
+        try:
+            if bdm.attachment_id:
+                self.volume_api.attachment_delete(ctxt, bdm.attachment_id)
+            else:
+                self.volume_api.detach(ctxt, bdm.volume_id,
+                                       instance_uuid=instance.uuid)
+        except exception.VolumeAttachmentNotFound:
+            pass
+        except ms_exception.MinistackException as exc:
+            LOG.warning("Could not release volume %s of deleted instance "
+                        "%s: %s", bdm.volume_id, instance.uuid,
+                        exc.format_message())
+            return
+        if bdm.delete_on_termination:
+            try:
+                self.volume_api.delete(ctxt, bdm.volume_id)
+            except ms_exception.MinistackException as exc:
+                LOG.warning("Could not delete volume %s "
+                            "(delete_on_termination): %s", bdm.volume_id,
+                            exc.format_message())
+
+    # -- power -----------------------------------------------------------
+
+    def stop(self, ctxt, instance):
+        """os-stop: powering-off, then the host powers it off."""
+        self._power(ctxt, instance, "stop", instance_actions.STOP,
+                    self.compute_rpcapi.stop_instance)
+
+    def start(self, ctxt, instance):
+        """os-start: powering-on, then the host powers it on."""
+        self._power(ctxt, instance, "start", instance_actions.START,
+                    self.compute_rpcapi.start_instance)
+
+    def _power(self, ctxt, instance, operation, action, cast):
+        task_state, allowed, _final = task_states.TRANSITIONS[operation]
+        checks.check_instance_state(instance, operation, vm_state=allowed)
+        checks.check_host_up(ctxt, instance, self.down_time)
+        try:
+            instance = db_api.instance_update(
+                ctxt, instance.uuid, {"task_state": task_state},
+                expected_task_state=[None], expected_vm_state=allowed)
+        except (exception.UnexpectedTaskStateError,
+                exception.UnexpectedVMStateError):
+            current = db_api.instance_get(ctxt, instance.uuid)
+            checks.check_instance_state(current, operation,
+                                        vm_state=allowed)
+            raise
+        try:
+            db_api.action_start(ctxt, instance.uuid, action)
+            cast(ctxt, db_api.to_dict(instance))
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                db_api.instance_update(ctxt, instance.uuid,
+                                       {"task_state": None},
+                                       expected_task_state=[task_state])
+
+    # -- update ----------------------------------------------------------
+
+    def update(self, ctxt, instance, name=None, description=None,
+               set_description=False):
+        """PUT /servers/{id}: rename or re-describe."""
+        values = {}
+        if name is not None:
+            values["display_name"] = name
+        if set_description:
+            values["display_description"] = description
+        if not values:
+            return instance
+        return db_api.instance_update(ctxt, instance.uuid, values)
+
+
+def _fault(code, message):
+    return {"code": code, "message": message,
+            "created": db.utcnow().strftime("%Y-%m-%dT%H:%M:%SZ")}

@@ -1,0 +1,97 @@
+"""Configuration options of miniapi (the compute API daemon).
+
+Groups:
+
+* ``[api]``: where the WSGI server listens, how requests are authenticated,
+  and the page size limit.
+* ``[cinder]``: how miniapi reaches minicinder. The options themselves are
+  owned by ``minicompute.conf`` (the Cinder adapter,
+  ``minicompute/volume/cinder.py``, reads them), and are registered here
+  too when that module is importable, so ``miniapi.conf`` is one complete
+  config file.
+
+Nothing reads the options at import time; ``register_opts(conf)`` is
+called by the daemon and by tests on their own ``ConfigOpts``.
+"""
+
+from oslo_config import cfg
+
+from minicompute import conf as compute_conf
+from ministack import rpc
+
+api_group = cfg.OptGroup("api", title="Compute API options")
+
+api_opts = [
+    cfg.HostAddressOpt("listen", default="0.0.0.0",
+                       help="""
+IP address the compute API listens on.
+
+Possible values:
+
+* an IPv4 or IPv6 address; ``0.0.0.0`` listens on every interface.
+"""),
+    cfg.PortOpt("listen_port", default=8774,
+                help="""
+TCP port the compute API listens on (upstream nova-api uses 8774).
+"""),
+    cfg.IntOpt("workers", default=8, min=1,
+               help="""
+Number of request-handling threads of the WSGI server.
+"""),
+    cfg.StrOpt("auth_strategy", default="noauth",
+               choices=[("noauth",
+                         "Trust the caller: the project comes from the URL "
+                         "or from an X-Auth-Token of the form user:project, "
+                         "as upstream's noauth2.")],
+               help="""
+How requests are authenticated.
+
+Related options:
+
+* none; the identity issue adds ``keystone``.
+"""),
+    cfg.IntOpt("max_limit", default=1000, min=1,
+               help="""
+The largest number of items a list request returns in one page.
+"""),
+    cfg.IntOpt("service_down_time", default=60, min=1,
+               help="""
+Seconds since its last heartbeat after which a compute service is
+considered down. Actions that must reach a down compute service (attach,
+detach, stop, start) are refused with 409, and new servers are not
+scheduled to it.
+
+Related options:
+
+* ``[compute] report_interval`` of minicompute must be well below this.
+"""),
+    cfg.BoolOpt("seed_flavors", default=True,
+                help="""
+Create the default flavors (m1.nano, m1.micro, m1.tiny, m1.small) at start-up
+when the flavors table is empty, as devstack does upstream.
+"""),
+    cfg.StrOpt("image_dir", default=None,
+               help="""
+Directory holding the registered guest images (``<uuid>/image.json``).
+Defaults to ``<state_path>/images``.
+"""),
+]
+
+
+def register_opts(conf):
+    """Register miniapi's options (and the shared RPC options) on conf."""
+    conf.register_group(api_group)
+    conf.register_opts(api_opts, group=api_group)
+    rpc.register_opts(conf)
+    compute_conf.register_cinder_opts(conf)
+
+
+def _cinder_opts():
+    """The ``[cinder]`` group of the Cinder adapter (minicompute.conf)."""
+    return [(group, opts) for group, opts in compute_conf.list_opts()
+            if getattr(group, "name", group) == "cinder"]
+
+
+def list_opts():
+    """For oslo-config-generator (entry point ``miniapi``)."""
+    return [(api_group, api_opts)] + rpc.list_opts() + _cinder_opts()

@@ -1,0 +1,503 @@
+"""Data access for the nova database, shared by miniapi and minicompute.
+
+Every function takes the :class:`~ministack.context.RequestContext` first,
+opens its own short transaction and returns *detached* ORM rows (the
+sessionmaker uses ``expire_on_commit=False``), so callers read attributes
+freely after the session is gone but must call an ``*_update`` function to
+change anything. Nothing here caches: two daemons write the same rows.
+
+Concurrency rules live here rather than in the callers:
+
+* ``instance_update`` is a compare-and-swap on ``task_state`` and/or
+  ``vm_state`` (nova's ``instance.save(expected_task_state=[None])``): the
+  UPDATE carries the expected values in its WHERE clause, so exactly one of
+  two racing writers wins and the other gets ``UnexpectedTaskStateError``.
+* Soft delete sets ``deleted`` to the row id (nova's ``SoftDeleteMixin``);
+  every query here only sees rows with ``deleted == 0``.
+* Non-admin contexts only see instances of their own project.
+
+Call :func:`configure` once per process with the engine before anything
+else.
+"""
+
+import datetime
+import json
+import re
+import uuid as uuidlib
+
+import sqlalchemy as sa
+
+from minicompute import exception
+from ministack import db
+from ministack.nova_db import models
+
+_SESSIONMAKER = None
+
+# Sentinel for "no compare-and-swap on this column" (None is a real value).
+UNSET = object()
+
+
+def configure(engine):
+    """Point this module at ``engine`` (call once at service start-up)."""
+    global _SESSIONMAKER
+    _SESSIONMAKER = db.make_sessionmaker(engine)
+
+
+def _scope():
+    if _SESSIONMAKER is None:
+        raise RuntimeError("ministack.nova_db.api.configure() was not called")
+    return db.session_scope(_SESSIONMAKER)
+
+
+def to_dict(row):
+    """A JSON-friendly dict of a row's columns (datetimes as ISO strings).
+
+    This is the primitive that crosses RPC (``instance`` and ``bdm``
+    arguments of ``minicompute.rpcapi``); instances also carry ``name``.
+    """
+    out = {}
+    for column in row.__table__.columns:
+        value = getattr(row, column.name)
+        if isinstance(value, datetime.datetime):
+            value = value.isoformat()
+        out[column.name] = value
+    if isinstance(row, models.Instance):
+        out["name"] = row.name
+    return out
+
+
+def _soft_delete_values(row_id):
+    return {"deleted": row_id, "deleted_at": db.utcnow()}
+
+
+# --- instances -------------------------------------------------------------
+
+def _instance_query(ctxt, session):
+    query = session.query(models.Instance).filter_by(deleted=0)
+    if not ctxt.is_admin:
+        query = query.filter_by(project_id=ctxt.project_id)
+    return query
+
+
+def instance_create(ctxt, values):
+    """Create an instance row; ``uuid`` is generated when not given."""
+    values = dict(values)
+    values.setdefault("uuid", str(uuidlib.uuid4()))
+    values.setdefault("project_id", ctxt.project_id)
+    values.setdefault("user_id", ctxt.user_id)
+    with _scope() as session:
+        instance = models.Instance(**values)
+        session.add(instance)
+    return instance
+
+
+def instance_get(ctxt, uuid):
+    """The live instance ``uuid``.
+
+    :raises InstanceNotFound: no such live instance, or it belongs to
+        another project and the context is not admin.
+    """
+    with _scope() as session:
+        instance = _instance_query(ctxt, session).filter_by(
+            uuid=uuid).one_or_none()
+    if instance is None:
+        raise exception.InstanceNotFound(instance_id=uuid)
+    return instance
+
+
+def instance_get_all(ctxt, filters=None):
+    """Live instances matching ``filters``, oldest first.
+
+    Filters (all optional): ``name`` (a regular expression searched in
+    the display name, as nova's ``name`` filter), ``host``, ``project_id``
+    and ``all_tenants`` (admin only: every project). A non-admin context is
+    always limited to its own project.
+    """
+    filters = dict(filters or {})
+    with _scope() as session:
+        query = session.query(models.Instance).filter_by(deleted=0)
+        if not ctxt.is_admin:
+            query = query.filter_by(project_id=ctxt.project_id)
+        elif filters.get("project_id"):
+            query = query.filter_by(project_id=filters["project_id"])
+        elif not filters.get("all_tenants"):
+            query = query.filter_by(project_id=ctxt.project_id)
+        if filters.get("host"):
+            query = query.filter_by(host=filters["host"])
+        rows = query.order_by(models.Instance.id).all()
+    if filters.get("name"):
+        try:
+            pattern = re.compile(str(filters["name"]))
+        except re.error:
+            pattern = re.compile(re.escape(str(filters["name"])))
+        rows = [r for r in rows if pattern.search(r.display_name or "")]
+    return rows
+
+
+def _as_list(expected):
+    return list(expected) if isinstance(expected, (list, tuple, set)) \
+        else [expected]
+
+
+def _state_clause(column, expected):
+    expected = _as_list(expected)
+    clauses = [column.in_([e for e in expected if e is not None])]
+    if None in expected:
+        clauses.append(column.is_(None))
+    return sa.or_(*clauses)
+
+
+def instance_update(ctxt, uuid, values, expected_task_state=UNSET,
+                    expected_vm_state=UNSET):
+    """Update instance ``uuid`` and return the updated row.
+
+    ``expected_task_state`` / ``expected_vm_state`` (a value or a list; it
+    may contain None) make this a compare-and-swap: the row is changed only
+    if it is still in one of those states.
+
+    :raises InstanceNotFound: no such live instance (project-scoped).
+    :raises UnexpectedTaskStateError: the task_state was not as expected.
+    :raises UnexpectedVMStateError: the vm_state was not as expected.
+    """
+    values = dict(values)
+    values["updated_at"] = db.utcnow()
+    with _scope() as session:
+        query = _instance_query(ctxt, session).filter_by(uuid=uuid)
+        guarded = query
+        if expected_task_state is not UNSET:
+            guarded = guarded.filter(_state_clause(
+                models.Instance.task_state, expected_task_state))
+        if expected_vm_state is not UNSET:
+            guarded = guarded.filter(_state_clause(
+                models.Instance.vm_state, expected_vm_state))
+        count = guarded.update(values, synchronize_session=False)
+        if count == 0:
+            actual = query.one_or_none()
+            if actual is None:
+                raise exception.InstanceNotFound(instance_id=uuid)
+            if (expected_task_state is not UNSET and actual.task_state
+                    not in _as_list(expected_task_state)):
+                raise exception.UnexpectedTaskStateError(
+                    instance_uuid=uuid, actual=actual.task_state,
+                    expected=_as_list(expected_task_state))
+            raise exception.UnexpectedVMStateError(
+                instance_uuid=uuid, actual=actual.vm_state,
+                expected=_as_list(expected_vm_state))
+        session.expire_all()
+        return query.one()
+
+
+def instance_destroy(ctxt, uuid):
+    """Soft-delete instance ``uuid`` and its remaining BDMs.
+
+    :raises InstanceNotFound: no such live instance.
+    """
+    with _scope() as session:
+        instance = _instance_query(ctxt, session).filter_by(
+            uuid=uuid).one_or_none()
+        if instance is None:
+            raise exception.InstanceNotFound(instance_id=uuid)
+        now = db.utcnow()
+        instance.deleted = instance.id
+        instance.deleted_at = now
+        instance.terminated_at = now
+        for bdm in session.query(models.BlockDeviceMapping).filter_by(
+                instance_uuid=uuid, deleted=0):
+            bdm.deleted = bdm.id
+            bdm.deleted_at = now
+    return instance
+
+
+# --- block device mappings --------------------------------------------------
+
+def _bdm_query(session):
+    return session.query(models.BlockDeviceMapping).filter_by(deleted=0)
+
+
+def bdm_create(ctxt, values):
+    """Create a BDM row; ``uuid`` is generated when not given.
+
+    ``connection_info`` may be given as a dict; it is stored as JSON.
+    """
+    values = dict(values)
+    values.setdefault("uuid", str(uuidlib.uuid4()))
+    if isinstance(values.get("connection_info"), dict):
+        values["connection_info"] = json.dumps(values["connection_info"])
+    with _scope() as session:
+        bdm = models.BlockDeviceMapping(**values)
+        session.add(bdm)
+    return bdm
+
+
+def bdm_get(ctxt, bdm_id):
+    """The live BDM with primary key ``bdm_id``.
+
+    :raises BDMNotFound:
+    """
+    with _scope() as session:
+        bdm = _bdm_query(session).filter_by(id=bdm_id).one_or_none()
+    if bdm is None:
+        raise exception.BDMNotFound(id=bdm_id)
+    return bdm
+
+
+def bdm_get_by_uuid(ctxt, uuid):
+    """The live BDM ``uuid``.
+
+    :raises BDMNotFound:
+    """
+    with _scope() as session:
+        bdm = _bdm_query(session).filter_by(uuid=uuid).one_or_none()
+    if bdm is None:
+        raise exception.BDMNotFound(id=uuid)
+    return bdm
+
+
+def bdm_get_by_volume_and_instance(ctxt, volume_id, instance_uuid):
+    """The live BDM attaching ``volume_id`` to ``instance_uuid``.
+
+    :raises VolumeBDMNotFound: the volume is not attached to the instance.
+    """
+    with _scope() as session:
+        bdm = _bdm_query(session).filter_by(
+            volume_id=volume_id, instance_uuid=instance_uuid).order_by(
+            models.BlockDeviceMapping.id.desc()).first()
+    if bdm is None:
+        raise exception.VolumeBDMNotFound(volume_id=volume_id,
+                                          instance_uuid=instance_uuid)
+    return bdm
+
+
+def bdm_get_by_volume(ctxt, volume_id):
+    """Every live BDM of ``volume_id`` (several when multiattached)."""
+    with _scope() as session:
+        return _bdm_query(session).filter_by(volume_id=volume_id).order_by(
+            models.BlockDeviceMapping.id).all()
+
+
+def bdm_get_all_by_instance(ctxt, instance_uuid):
+    """Every live BDM of ``instance_uuid``, in creation order."""
+    with _scope() as session:
+        return _bdm_query(session).filter_by(
+            instance_uuid=instance_uuid).order_by(
+            models.BlockDeviceMapping.id).all()
+
+
+def bdm_update(ctxt, bdm_id, values):
+    """Update live BDM ``bdm_id`` and return it.
+
+    :raises BDMNotFound:
+    """
+    values = dict(values)
+    if isinstance(values.get("connection_info"), dict):
+        values["connection_info"] = json.dumps(values["connection_info"])
+    values["updated_at"] = db.utcnow()
+    with _scope() as session:
+        count = _bdm_query(session).filter_by(id=bdm_id).update(
+            values, synchronize_session=False)
+        if count == 0:
+            raise exception.BDMNotFound(id=bdm_id)
+        session.expire_all()
+        return _bdm_query(session).filter_by(id=bdm_id).one()
+
+
+def bdm_destroy(ctxt, bdm_id):
+    """Soft-delete BDM ``bdm_id``; a BDM already gone is not an error."""
+    with _scope() as session:
+        bdm = _bdm_query(session).filter_by(id=bdm_id).one_or_none()
+        if bdm is not None:
+            bdm.deleted = bdm.id
+            bdm.deleted_at = db.utcnow()
+
+
+# --- instance actions and events --------------------------------------------
+
+def action_start(ctxt, instance_uuid, action):
+    """Record that ``action`` started on the instance for this request."""
+    with _scope() as session:
+        row = models.InstanceAction(
+            action=action, instance_uuid=instance_uuid,
+            request_id=ctxt.request_id, user_id=ctxt.user_id,
+            project_id=ctxt.project_id, start_time=db.utcnow())
+        session.add(row)
+    return row
+
+
+def _action_for_request(session, instance_uuid, request_id):
+    action = session.query(models.InstanceAction).filter_by(
+        instance_uuid=instance_uuid, request_id=request_id,
+        deleted=0).order_by(models.InstanceAction.id.desc()).first()
+    if action is None:
+        raise exception.InstanceActionNotFound(request_id=request_id,
+                                               instance_uuid=instance_uuid)
+    return action
+
+
+def action_finish(ctxt, instance_uuid, message=None):
+    """Stamp the finish time on this request's action.
+
+    :raises InstanceActionNotFound:
+    """
+    with _scope() as session:
+        action = _action_for_request(session, instance_uuid,
+                                     ctxt.request_id)
+        action.finish_time = db.utcnow()
+        if message is not None:
+            action.message = message
+    return action
+
+
+def action_event_start(ctxt, instance_uuid, event, host):
+    """Add ``event`` (e.g. compute_attach_volume) to this request's action.
+
+    :raises InstanceActionNotFound: no action for ``ctxt.request_id``.
+    """
+    with _scope() as session:
+        action = _action_for_request(session, instance_uuid,
+                                     ctxt.request_id)
+        row = models.InstanceActionEvent(
+            event=event, action_id=action.id, host=host,
+            start_time=db.utcnow())
+        session.add(row)
+        action.updated_at = db.utcnow()
+    return row
+
+
+def action_event_finish(ctxt, instance_uuid, event, host, result="Success",
+                        details=None, traceback=None):
+    """Finish ``event``; an ``Error`` result also marks the action Error.
+
+    :raises InstanceActionNotFound: no action for ``ctxt.request_id``.
+    :raises InstanceActionEventNotFound: the event was never started.
+    """
+    with _scope() as session:
+        action = _action_for_request(session, instance_uuid,
+                                     ctxt.request_id)
+        row = session.query(models.InstanceActionEvent).filter_by(
+            action_id=action.id, event=event, deleted=0).order_by(
+            models.InstanceActionEvent.id.desc()).first()
+        if row is None:
+            raise exception.InstanceActionEventNotFound(event=event,
+                                                        action_id=action.id)
+        now = db.utcnow()
+        row.finish_time = now
+        row.result = result
+        row.host = host
+        row.details = details
+        row.traceback = traceback
+        action.updated_at = now
+        if result.lower() == "error":
+            action.message = "Error"
+    return row
+
+
+def action_get_all(ctxt, instance_uuid):
+    """The instance's actions, newest first (as nova's API lists them)."""
+    with _scope() as session:
+        return session.query(models.InstanceAction).filter_by(
+            instance_uuid=instance_uuid, deleted=0).order_by(
+            models.InstanceAction.created_at.desc(),
+            models.InstanceAction.id.desc()).all()
+
+
+def action_get_by_request_id(ctxt, instance_uuid, request_id):
+    """The instance's action for ``request_id``.
+
+    :raises InstanceActionNotFound:
+    """
+    with _scope() as session:
+        return _action_for_request(session, instance_uuid, request_id)
+
+
+def action_events_get(ctxt, action_id):
+    """The events of action ``action_id``, newest first."""
+    with _scope() as session:
+        return session.query(models.InstanceActionEvent).filter_by(
+            action_id=action_id, deleted=0).order_by(
+            models.InstanceActionEvent.created_at.desc(),
+            models.InstanceActionEvent.id.desc()).all()
+
+
+# --- services ---------------------------------------------------------------
+
+def service_heartbeat(ctxt, host, binary, topic):
+    """Create the service row or bump its report_count and last_seen_up."""
+    now = db.utcnow()
+    with _scope() as session:
+        service = session.query(models.Service).filter_by(
+            host=host, binary=binary, deleted=0).one_or_none()
+        if service is None:
+            service = models.Service(
+                uuid=str(uuidlib.uuid4()), host=host, binary=binary,
+                topic=topic, report_count=1, last_seen_up=now)
+            session.add(service)
+        else:
+            service.report_count = (service.report_count or 0) + 1
+            service.last_seen_up = now
+            service.topic = topic
+    return service
+
+
+def service_get_all(ctxt, binary=None):
+    """Every live service row (optionally of one ``binary``)."""
+    with _scope() as session:
+        query = session.query(models.Service).filter_by(deleted=0)
+        if binary:
+            query = query.filter_by(binary=binary)
+        return query.order_by(models.Service.id).all()
+
+
+def service_get_by_host_and_binary(ctxt, host, binary):
+    """The service ``binary`` on ``host``.
+
+    :raises ComputeHostNotFound:
+    """
+    with _scope() as session:
+        service = session.query(models.Service).filter_by(
+            host=host, binary=binary, deleted=0).one_or_none()
+    if service is None:
+        raise exception.ComputeHostNotFound(host=host)
+    return service
+
+
+def service_is_up(service, down_time=60):
+    """Whether ``service`` reported within the last ``down_time`` seconds."""
+    if service.forced_down:
+        return False
+    last = service.last_seen_up or service.updated_at or service.created_at
+    if last is None:
+        return False
+    elapsed = (db.utcnow() - last).total_seconds()
+    return abs(elapsed) <= down_time
+
+
+# --- flavors -
+
+def flavor_create(ctxt, values):
+    """Create a flavor (``flavorid`` is its public id)."""
+    with _scope() as session:
+        flavor = models.Flavor(**values)
+        session.add(flavor)
+    return flavor
+
+
+def flavor_get_all(ctxt):
+    """Every enabled flavor, by memory size as nova lists them."""
+    with _scope() as session:
+        return session.query(models.Flavor).filter(
+            sa.or_(models.Flavor.disabled.is_(False),
+                   models.Flavor.disabled.is_(None))).order_by(
+            models.Flavor.memory_mb, models.Flavor.flavorid).all()
+
+
+def flavor_get(ctxt, flavorid):
+    """The flavor with public id ``flavorid``.
+
+    :raises FlavorNotFound:
+    """
+    with _scope() as session:
+        flavor = session.query(models.Flavor).filter_by(
+            flavorid=str(flavorid)).one_or_none()
+    if flavor is None:
+        raise exception.FlavorNotFound(flavor_id=flavorid)
+    return flavor

@@ -1,0 +1,91 @@
+"""Waiters that fail fast on error states and say exactly what they saw."""
+
+import time
+
+
+class WaitTimeout(AssertionError):
+    pass
+
+
+class ErrorState(AssertionError):
+    pass
+
+
+def wait_for(describe, get, done, failed=None, timeout=300, interval=0.5):
+    """Poll ``get()`` until ``done(value)``; fail fast on ``failed(value)``.
+
+    :param describe: a phrase like "volume 1234 to become available"; it
+        starts every failure message.
+    :returns: the last value.
+    """
+    deadline = time.monotonic() + timeout
+    value = get()
+    while not done(value):
+        if failed is not None and failed(value):
+            raise ErrorState("waiting for %s: reached an error state: %s" %
+                             (describe, value))
+        if time.monotonic() > deadline:
+            raise WaitTimeout("waiting for %s: still %s after %ss" %
+                              (describe, value, timeout))
+        time.sleep(interval)
+        value = get()
+    return value
+
+
+def wait_for_volume_status(client, volume_id, status, timeout=300,
+                           interval=0.5):
+    """Wait for a volume's status; ``error*`` fails at once."""
+    def get():
+        return client.show_volume(volume_id)["volume"]["status"]
+    return wait_for(
+        "volume %s to become %s" % (volume_id, status), get,
+        lambda s: s == status,
+        lambda s: s.startswith("error") and not status.startswith("error"),
+        timeout, interval)
+
+
+def wait_for_volume_deleted(client, volume_id, timeout=300, interval=0.5):
+    def get():
+        code, _, body = client.request("GET", "/volumes/%s" % volume_id)
+        return "deleted" if code == 404 else body["volume"]["status"]
+    return wait_for("volume %s to be deleted" % volume_id, get,
+                    lambda s: s == "deleted",
+                    lambda s: s == "error_deleting", timeout, interval)
+
+
+def wait_for_server_status(client, server_id, status, timeout=300,
+                           interval=0.5):
+    """Wait for a server's status; ERROR fails at once, with its fault."""
+    def get():
+        server = client.show_server(server_id)["server"]
+        if server["status"] == "ERROR":
+            return "ERROR (fault: %s)" % server.get("fault")
+        return server["status"]
+    return wait_for(
+        "server %s to become %s" % (server_id, status), get,
+        lambda s: s == status, lambda s: s.startswith("ERROR"),
+        timeout, interval)
+
+
+def wait_for_server_deleted(client, server_id, timeout=300, interval=0.5):
+    def get():
+        code, _, body = client.request("GET", "/servers/%s" % server_id)
+        return "deleted" if code == 404 else body["server"]["status"]
+    return wait_for("server %s to be deleted" % server_id, get,
+                    lambda s: s == "deleted", lambda s: s == "ERROR",
+                    timeout, interval)
+
+
+def wait_for_volume_attachment_remove_from_server(client, server_id,
+                                                  volume_id, timeout=300,
+                                                  interval=0.5):
+    """Wait until the compute API no longer lists the volume."""
+    def get():
+        code, _, body = client.request(
+            "GET", "/servers/%s/os-volume_attachments" % server_id)
+        if code == 404:
+            return []
+        return [a["volumeId"] for a in body["volumeAttachments"]]
+    return wait_for(
+        "volume %s to leave server %s" % (volume_id, server_id), get,
+        lambda ids: volume_id not in ids, None, timeout, interval)

@@ -1,0 +1,157 @@
+"""Fixtures: the real miniapi app in-process over fake:/ RPC and SQLite.
+
+``api`` is a small client wrapper around Flask's test client that sends
+the noauth token (``user:project``) and the microversion header, and
+returns (status, json, headers).
+"""
+
+import json
+
+import oslo_messaging as messaging
+import pytest
+from oslo_config import cfg
+
+from ministack import config as ms_config
+from ministack import context
+from ministack import db
+from ministack import rpc
+from ministack.nova_db import api as db_api
+from ministack.nova_db import models
+from miniapi import app as app_mod
+from miniapi import conf as api_conf
+from miniapi import db_setup
+from miniapi.compute import images as images_adapter
+from tests.unit.miniapi import fakes
+
+HOST = "host1"
+IMAGE_ID = "6a1e0a38-6f1f-4a9e-9d32-1d4b3f7f0b11"
+
+
+class FakeImages:
+    """Stands in for ministack.images (the lab engineer's registry)."""
+
+    @staticmethod
+    def list_images(root=None):
+        return [{"id": IMAGE_ID, "name": "cirros-guest", "size": 1024}]
+
+
+@pytest.fixture
+def conf():
+    conf = cfg.ConfigOpts()
+    ms_config.register_common_opts(conf)
+    api_conf.register_opts(conf)
+    conf([], project="miniapi")
+    yield conf
+    conf.reset()
+
+
+@pytest.fixture
+def engine():
+    engine = db.make_engine("sqlite:///:memory:")
+    models.Base.metadata.create_all(engine)
+    db_api.configure(engine)
+    db_setup.seed_default_flavors()
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def admin_ctxt():
+    return context.get_admin_context()
+
+
+@pytest.fixture(scope="session")
+def _rpc_server():
+    """One fake:/ RPC server for the session (stopping one takes ~1 s)."""
+    conf = cfg.ConfigOpts()
+    api_conf.register_opts(conf)
+    conf([], project="miniapi")
+    transport = messaging.get_rpc_transport(
+        conf, url="fake:/", allowed_remote_exmods=rpc.ALLOWED_EXMODS)
+    manager = fakes.FakeComputeManager(HOST)
+    server = rpc.get_server(
+        transport, messaging.Target(topic="compute", server=HOST),
+        [manager])
+    server.start()
+    manager.transport = transport
+    yield manager
+    server.stop()
+    server.wait()
+    transport.cleanup()
+
+
+@pytest.fixture
+def compute(engine, admin_ctxt, _rpc_server):
+    """The fake compute manager on fake:/ as host1, heartbeat up."""
+    _rpc_server.reset()
+    db_api.service_heartbeat(admin_ctxt, HOST, "minicompute", "compute")
+    return _rpc_server
+
+
+@pytest.fixture
+def volumes():
+    return fakes.FakeVolumeAPI()
+
+
+@pytest.fixture
+def app(conf, engine, compute, volumes, monkeypatch):
+    monkeypatch.setattr(images_adapter, "_images_module",
+                        lambda: FakeImages)
+    conf.set_override("rpc_call_timeout", 5)
+    return app_mod.create_app(conf, transport=compute.transport,
+                              engine=engine, volume_api=volumes)
+
+
+class APIClient:
+    def __init__(self, flask_client, token="admin:p1", version=None):
+        self.client = flask_client
+        self.token = token
+        self.version = version
+
+    def request(self, method, path, body=None, version=None, token=None,
+                raw=None, headers=None):
+        hdrs = {"X-Auth-Token": token or self.token}
+        version = version or self.version
+        if version:
+            hdrs["OpenStack-API-Version"] = "compute %s" % version
+        hdrs.update(headers or {})
+        data = raw if raw is not None else (
+            json.dumps(body) if body is not None else None)
+        resp = self.client.open(path, method=method, data=data,
+                                headers=hdrs,
+                                content_type="application/json")
+        payload = resp.get_json(silent=True)
+        return resp.status_code, payload, resp.headers
+
+    def get(self, path, **kw):
+        return self.request("GET", path, **kw)
+
+    def post(self, path, body=None, **kw):
+        return self.request("POST", path, body, **kw)
+
+    def put(self, path, body=None, **kw):
+        return self.request("PUT", path, body, **kw)
+
+    def delete(self, path, **kw):
+        return self.request("DELETE", path, **kw)
+
+
+@pytest.fixture
+def api(app):
+    return APIClient(app.test_client())
+
+
+@pytest.fixture
+def make_server(api, compute):
+    """Create a server through the API; mark it ACTIVE as compute would."""
+    def _make(name="vm1", token=None, vm_state="active"):
+        status, body, _ = api.post("/v2.1/servers", {"server": {
+            "name": name, "imageRef": IMAGE_ID, "flavorRef": "42",
+            "networks": "none"}}, token=token)
+        assert status == 202, body
+        server_id = body["server"]["id"]
+        db_api.instance_update(context.get_admin_context(), server_id,
+                               {"vm_state": vm_state, "task_state": None,
+                                "power_state": 1})
+        return server_id
+    return _make

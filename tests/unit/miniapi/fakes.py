@@ -1,0 +1,210 @@
+"""Fakes with the real interfaces, for miniapi's unit tests.
+
+* :class:`FakeVolumeAPI` has the methods of
+  ``minicompute.volume.cinder.API`` that miniapi calls and keeps Cinder's
+  volume/attachment states (reference §2.2) in dicts, raising the same
+  domain exceptions the real adapter raises.
+* :class:`FakeComputeManager` is served over a real oslo.messaging
+  ``fake:/`` transport with the real ``minicompute.rpcapi.ComputeAPI`` as
+  client, so the API's CALL/CAST path (serialisation, context, remote
+  exceptions) runs for real; it reserves device names and creates BDMs as
+  the compute manager does and records the casts it receives.
+"""
+
+import threading
+import uuid
+
+from minicompute import exception
+from ministack import exception as ms_exception
+from ministack.nova_db import api as db_api
+
+
+class FakeVolumeAPI:
+    def __init__(self):
+        self.volumes = {}       # id -> volume dict (Cinder's shape)
+        self.attachments = {}   # id -> {volume_id, instance, status}
+        self.calls = []
+        self.fail = {}          # method name -> exception to raise once
+        self._lock = threading.Lock()
+
+    def create_volume(self, project_id="p1", status="available",
+                      multiattach=False):
+        volume_id = str(uuid.uuid4())
+        self.volumes[volume_id] = {"id": volume_id, "status": status,
+                                   "multiattach": multiattach, "size": 1,
+                                   "project_id": project_id,
+                                   "migration_status": None}
+        return volume_id
+
+    def _maybe_fail(self, name):
+        self.calls.append(name)
+        exc = self.fail.pop(name, None)
+        if exc is not None:
+            raise exc
+
+    def _volume(self, ctxt, volume_id):
+        volume = self.volumes.get(volume_id)
+        if volume is None or (not ctxt.is_admin and
+                              volume["project_id"] != ctxt.project_id):
+            raise exception.VolumeNotFound(volume_id=volume_id)
+        return volume
+
+    def get(self, ctxt, volume_id):
+        self._maybe_fail("get")
+        volume = dict(self._volume(ctxt, volume_id))
+        volume["attachments"] = {
+            a["instance"]: {"attachment_id": aid, "mountpoint": None}
+            for aid, a in self.attachments.items()
+            if a["volume_id"] == volume_id and a["status"] == "attached"}
+        return volume
+
+    def attachment_create(self, ctxt, volume_id, instance_uuid,
+                          connector=None, mountpoint=None):
+        self._maybe_fail("attachment_create")
+        with self._lock:
+            volume = self._volume(ctxt, volume_id)
+            allowed = ("available", "in-use") if volume["multiattach"] \
+                else ("available",)
+            if volume["status"] not in allowed:
+                raise ms_exception.InvalidInput(
+                    reason="Volume %s status must be available to reserve, "
+                           "but the current status is %s."
+                           % (volume_id, volume["status"]))
+            volume["status"] = "reserved"
+            attachment_id = str(uuid.uuid4())
+            self.attachments[attachment_id] = {
+                "volume_id": volume_id, "instance": instance_uuid,
+                "status": "reserved"}
+        return {"id": attachment_id, "status": "reserved",
+                "instance": instance_uuid, "volume_id": volume_id,
+                "attach_mode": "null", "connection_info": {}}
+
+    def attachment_delete(self, ctxt, attachment_id):
+        self._maybe_fail("attachment_delete")
+        attachment = self.attachments.pop(attachment_id, None)
+        if attachment is None:
+            raise exception.VolumeAttachmentNotFound(
+                attachment_id=attachment_id)
+        self._recompute(attachment["volume_id"])
+
+    def complete(self, attachment_id):
+        """What the compute host's handshake ends with (test helper)."""
+        attachment = self.attachments[attachment_id]
+        attachment["status"] = "attached"
+        self.volumes[attachment["volume_id"]]["status"] = "in-use"
+
+    def _recompute(self, volume_id):
+        statuses = sorted(a["status"] for a in self.attachments.values()
+                          if a["volume_id"] == volume_id)
+        status = statuses[0] if statuses else "detached"
+        self.volumes[volume_id]["status"] = {
+            "attached": "in-use", "detached": "available"}.get(status,
+                                                               status)
+
+    def begin_detaching(self, ctxt, volume_id):
+        self._maybe_fail("begin_detaching")
+        volume = self._volume(ctxt, volume_id)
+        if volume["status"] != "in-use":
+            raise ms_exception.InvalidInput(
+                reason="Invalid volume: Unable to detach volume. Volume "
+                       "status must be 'in-use' and attach_status must be "
+                       "'attached' to detach.")
+        volume["status"] = "detaching"
+
+    def roll_detaching(self, ctxt, volume_id):
+        self._maybe_fail("roll_detaching")
+        volume = self._volume(ctxt, volume_id)
+        if volume["status"] == "detaching":
+            volume["status"] = "in-use"
+
+    def detach(self, ctxt, volume_id, instance_uuid=None,
+               attachment_id=None):
+        self._maybe_fail("detach")
+        for aid, att in list(self.attachments.items()):
+            if att["volume_id"] == volume_id and \
+                    att["instance"] == instance_uuid:
+                del self.attachments[aid]
+        self._recompute(volume_id)
+
+    def delete(self, ctxt, volume_id):
+        self._maybe_fail("delete")
+        self._volume(ctxt, volume_id)
+        del self.volumes[volume_id]
+
+
+class FakeComputeManager:
+    """RPC endpoint with the compute manager's method names."""
+
+    def __init__(self, host):
+        self.host = host
+        self.reset()
+
+    def reset(self):
+        self.casts = []
+        self.fail_reserve = None
+        self.delay_reserve = None   # threading.Event to wait on
+        self.received = threading.Event()
+
+    def reserve_block_device_name(self, ctxt, instance, device, volume_id,
+                                  disk_bus=None, device_type=None, tag=None,
+                                  multiattach=False):
+        if self.delay_reserve is not None:
+            self.delay_reserve.wait(10)
+        if self.fail_reserve is not None:
+            exc, self.fail_reserve = self.fail_reserve, None
+            raise exc
+        used = {b.device_name for b in
+                db_api.bdm_get_all_by_instance(ctxt, instance["uuid"])}
+        used.add("/dev/vda")
+        name = next("/dev/vd%s" % c for c in "bcdefghijklmnopqrstuvwxyz"
+                    if "/dev/vd%s" % c not in used)
+        bdm = db_api.bdm_create(ctxt, {
+            "instance_uuid": instance["uuid"], "volume_id": volume_id,
+            "source_type": "volume", "destination_type": "volume",
+            "device_name": name, "tag": tag, "disk_bus": disk_bus,
+            "device_type": device_type, "delete_on_termination": False})
+        return db_api.to_dict(bdm)
+
+    def _record(self, name, **kwargs):
+        self.casts.append((name, kwargs))
+        self.received.set()
+
+    def attach_volume(self, ctxt, instance, bdm):
+        self._record("attach_volume", instance=instance, bdm=bdm,
+                     request_id=ctxt.request_id)
+
+    def detach_volume(self, ctxt, instance, volume_id, attachment_id=None):
+        self._record("detach_volume", instance=instance,
+                     volume_id=volume_id, attachment_id=attachment_id)
+
+    def build_and_run_instance(self, ctxt, instance, image, flavor):
+        self._record("build_and_run_instance", instance=instance,
+                     image=image, flavor=flavor)
+
+    def stop_instance(self, ctxt, instance):
+        self._record("stop_instance", instance=instance)
+
+    def start_instance(self, ctxt, instance):
+        self._record("start_instance", instance=instance)
+
+    def terminate_instance(self, ctxt, instance):
+        self._record("terminate_instance", instance=instance)
+
+    def wait_for_cast(self, name, timeout=5):
+        """The kwargs of the first cast of ``name`` (casts may reorder)."""
+        import time
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for cast_name, kwargs in list(self.casts):
+                if cast_name == name:
+                    return kwargs
+            time.sleep(0.01)
+        raise AssertionError("no %s cast received" % name)
+
+    def wait_for_casts(self, count, timeout=5):
+        """Casts are asynchronous even on fake:/; wait for ``count``."""
+        import time
+        deadline = time.monotonic() + timeout
+        while len(self.casts) < count and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return self.casts
