@@ -1,0 +1,1 @@
+"""minicinder: a small Cinder v3 block-storage service (REST API + LVM/tgt)."""

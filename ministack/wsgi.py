@@ -123,30 +123,33 @@ def get_context(flask_request):
     return flask_request.environ[ENV_CONTEXT]
 
 
-def serve(app, host, port, threads=8, stop_event=None):
+def serve(app, host, port, threads=8, stop_event=None, ident="ministack"):
     """Serve ``app`` on host:port until ``stop_event`` is set.
 
     Runs waitress in the calling thread. ``stop_event`` (a threading.Event)
-    is watched by a small thread that closes the server, so SIGTERM ends
-    the daemon cleanly.
+    is watched by a small thread that stops the worker threads and closes
+    *every* channel, not just the listening socket: a client holding a
+    keep-alive connection (any ``requests.Session``) would otherwise keep
+    the loop, and the daemon, alive after SIGTERM.
     """
     import threading
 
+    from waitress import wasyncore
     from waitress.server import create_server
 
     server = create_server(app, host=host, port=port, threads=threads,
-                           ident="ministack",
-                           clear_untrusted_proxy_headers=True)
+                           ident=ident, clear_untrusted_proxy_headers=True)
     if stop_event is not None:
         def _watch():
             stop_event.wait()
-            server.close()
+            server.task_dispatcher.shutdown()
+            wasyncore.close_all(server._map)
         threading.Thread(target=_watch, daemon=True, name="wsgi-stop").start()
     LOG.info("Serving on http://%s:%s", host, port)
     try:
         server.run()
     except (OSError, ValueError):
-        # server.close() from the watcher ends the loop with a closed-socket
-        # error; anything else before the stop was requested is real.
+        # Closing the channels from the watcher ends the loop with a
+        # closed-socket error; anything before the stop was asked is real.
         if stop_event is None or not stop_event.is_set():
             raise

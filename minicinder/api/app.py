@@ -1,0 +1,92 @@
+"""The Flask application: microversions, headers, faults and routes.
+
+:func:`create_app` takes its collaborators (the volume API objects and the
+config) as arguments so tests build it in-process with the fake driver and
+an in-memory database, and wraps it in ``ministack.wsgi.ContextMiddleware``
+(request context and ``x-openstack-request-id`` on every response).
+"""
+
+import logging
+import time
+import types
+
+import flask
+import werkzeug.exceptions
+
+from minicinder import exception
+from minicinder.api import attachments
+from minicinder.api import common
+from minicinder.api import microversions as mv
+from minicinder.api import versions
+from minicinder.api import volume_actions
+from minicinder.api import volume_types
+from minicinder.api import volumes
+from ministack import microversion
+from ministack import wsgi
+
+LOG = logging.getLogger(__name__)
+
+_GENERIC_500 = ("The server has either erred or is incapable of performing "
+                "the requested operation.")
+
+
+def create_app(conf, volume_api, attachment_api, actions):
+    """Build the WSGI app (already wrapped in the context middleware)."""
+    app = flask.Flask("minicinder")
+    app.json.sort_keys = False
+    app.extensions[common.EXTENSION] = types.SimpleNamespace(
+        conf=conf, volumes=volume_api, attachments=attachment_api,
+        actions=actions)
+    app.url_map.strict_slashes = False
+    for blueprint in (versions.bp, volumes.bp, volume_types.bp,
+                      attachments.bp, volume_actions.bp):
+        app.register_blueprint(blueprint)
+    app.before_request(_negotiate_version)
+    app.after_request(_version_headers)
+    app.register_error_handler(exception.base.MinistackException,
+                               _domain_fault)
+    app.register_error_handler(werkzeug.exceptions.HTTPException,
+                               _http_fault)
+    app.register_error_handler(Exception, _unexpected_fault)
+    return wsgi.ContextMiddleware(app, project_re=r"^/v3/([^/]+)",
+                                  auth_strategy=conf.auth_strategy)
+
+
+def _negotiate_version():
+    flask.g.start = time.monotonic()
+    flask.g.api_version = microversion.APIVersion(mv.MIN_VERSION)
+    if flask.request.path in ("", "/"):
+        return  # discovery is version-less upstream
+    requested = microversion.header_value(flask.request.headers, "volume")
+    flask.g.api_version = microversion.negotiate(
+        requested, mv.MIN_VERSION, mv.MAX_VERSION)
+
+
+def _version_headers(response):
+    response.headers["OpenStack-API-Version"] = "volume %s" % \
+        flask.g.get("api_version", mv.MIN_VERSION)
+    response.headers["Vary"] = "OpenStack-API-Version"
+    started = flask.g.get("start")
+    LOG.info('"%s %s" status: %s len: %s microversion: %s time: %.4f',
+             flask.request.method, flask.request.full_path.rstrip("?"),
+             response.status_code, response.content_length,
+             flask.g.get("api_version"),
+             time.monotonic() - started if started else 0)
+    return response
+
+
+def _domain_fault(exc):
+    if exc.code >= 500:
+        LOG.error("%s failed: %s", flask.request.path, exc.format_message())
+    return wsgi.fault(exc.code, exc.format_message())
+
+
+def _http_fault(exc):
+    """Routing errors (unknown path 404, wrong method 405) as faults."""
+    return wsgi.fault(exc.code, exc.description or exc.name)
+
+
+def _unexpected_fault(exc):
+    LOG.exception("Unexpected error serving %s %s", flask.request.method,
+                  flask.request.path)
+    return wsgi.fault(500, _GENERIC_500)

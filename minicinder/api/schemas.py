@@ -1,0 +1,134 @@
+"""JSON schemas of the request bodies (upstream's, ``cinder/api/schemas``).
+
+Every object is ``additionalProperties: false`` so an unknown key is a 400
+rather than silently ignored, and every optional key accepts ``null``
+because OSC sends explicit nulls (openstack-clients.md §3.1).
+"""
+
+import copy
+
+uuid = {"type": "string", "format": "uuid"}
+nullable_uuid = {"type": ["string", "null"], "format": "uuid"}
+name = {"type": ["string", "null"], "maxLength": 255}
+connector = {"type": "object"}
+metadata = {"type": ["object", "null"],
+            "additionalProperties": {"type": "string", "maxLength": 255},
+            "propertyNames": {"minLength": 1, "maxLength": 255}}
+
+
+def _one(key, body, required=None):
+    """``{key: {...body...}}`` with both levels closed."""
+    return {"type": "object",
+            "properties": {key: {"type": "object", "properties": body,
+                                 "required": required or [],
+                                 "additionalProperties": False}},
+            "required": [key], "additionalProperties": False}
+
+
+# --- attachments ---
+
+attachment_create = _one("attachment", {
+    "volume_uuid": uuid,
+    # cinderclient sends null when no instance is given.
+    "instance_uuid": nullable_uuid,
+    "connector": {"type": ["object", "null"]},
+}, required=["volume_uuid"])
+
+attachment_create_v354 = copy.deepcopy(attachment_create)
+attachment_create_v354["properties"]["attachment"]["properties"]["mode"] = {
+    "type": "string", "enum": ["rw", "ro"]}
+
+attachment_update = _one("attachment", {
+    "connector": {"type": "object", "minProperties": 1},
+}, required=["connector"])
+
+attachment_complete = {
+    "type": "object", "properties": {"os-complete": {}},
+    "required": ["os-complete"], "additionalProperties": False}
+
+# --- volumes ---
+
+volume_size = {"type": ["integer", "string"], "pattern": "^[0-9]+$",
+               "minimum": 1, "maximum": 2147483647}
+
+volume_create = _one("volume", {
+    "size": volume_size,
+    "name": name, "description": name,
+    "display_name": name, "display_description": name,
+    "volume_type": {"type": ["string", "null"], "maxLength": 255},
+    "availability_zone": name,
+    "metadata": metadata,
+    "multiattach": {"type": ["boolean", "null"]},
+    "snapshot_id": nullable_uuid, "source_volid": nullable_uuid,
+    "consistencygroup_id": nullable_uuid, "group_id": nullable_uuid,
+    "backup_id": nullable_uuid,
+    "imageRef": {"type": ["string", "null"]},
+}, required=["size"])
+volume_create["properties"]["OS-SCH-HNT:scheduler_hints"] = {
+    "type": ["object", "null"]}
+
+volume_update = _one("volume", {
+    "name": name, "description": name,
+    "display_name": name, "display_description": name,
+    "metadata": metadata,
+})
+volume_update["properties"]["volume"]["minProperties"] = 1
+
+# --- volume types ---
+
+extra_specs = {"type": "object",
+               "additionalProperties": {"type": "string", "maxLength": 255},
+               "propertyNames": {"minLength": 1, "maxLength": 255}}
+
+volume_type_create = _one("volume_type", {
+    "name": {"type": "string", "minLength": 1, "maxLength": 255},
+    "description": name,
+    "os-volume-type-access:is_public": {"type": "boolean"},
+    "extra_specs": extra_specs,
+}, required=["name"])
+
+extra_specs_create = {"type": "object",
+                      "properties": {"extra_specs": extra_specs},
+                      "required": ["extra_specs"],
+                      "additionalProperties": False}
+
+# --- legacy volume actions (the value under the action's key) ---
+
+_anything = {}
+_closed = {"type": ["object", "null"], "properties": {},
+           "additionalProperties": False}
+
+volume_actions = {
+    "os-reserve": _anything,
+    "os-unreserve": _anything,
+    "os-begin_detaching": _anything,
+    "os-roll_detaching": _anything,
+    "os-initialize_connection": {
+        "type": "object", "properties": {"connector": connector},
+        "required": ["connector"], "additionalProperties": False},
+    "os-terminate_connection": {
+        "type": "object", "properties": {"connector": connector},
+        "required": ["connector"], "additionalProperties": False},
+    "os-attach": {
+        "type": "object",
+        "properties": {"instance_uuid": uuid,
+                       "host_name": {"type": "string", "maxLength": 255},
+                       "mountpoint": {"type": "string", "maxLength": 255},
+                       "mode": {"type": "string", "enum": ["rw", "ro"]}},
+        "required": ["mountpoint"], "additionalProperties": False},
+    "os-detach": {
+        "type": ["object", "null"],
+        "properties": {"attachment_id": nullable_uuid},
+        "additionalProperties": False},
+    "os-force_detach": {
+        "type": ["object", "null"],
+        "properties": {"attachment_id": nullable_uuid,
+                       "connector": {"type": ["object", "null"]}},
+        "additionalProperties": False},
+    "os-reset_status": {
+        "type": "object",
+        "properties": {"status": {"type": "string"},
+                       "attach_status": {"type": "string"},
+                       "migration_status": {"type": "string"}},
+        "minProperties": 1, "additionalProperties": False},
+}

@@ -1,0 +1,152 @@
+"""JSON views of volumes, attachments and types, shaped as upstream's
+(``cinder/api/v3/views``), including the per-microversion fields."""
+
+import json
+
+import flask
+
+from minicinder.api import microversions as mv
+from minicinder.volume import states
+
+# Extra specs a non-admin may see (upstream's user-visible keys).
+USER_VISIBLE_SPECS = ("multiattach", "RESKEY:availability_zones",
+                      "replication_enabled")
+
+
+def timestamp(value):
+    """Upstream renders naive UTC datetimes with microseconds."""
+    return value.strftime("%Y-%m-%dT%H:%M:%S.%f") if value else None
+
+
+def _links(project_id, collection, item_id):
+    base = flask.request.host_url.rstrip("/")
+    return [{"href": "%s/v3/%s/%s/%s" % (base, project_id, collection,
+                                         item_id), "rel": "self"},
+            {"href": "%s/%s/%s/%s" % (base, project_id, collection,
+                                      item_id), "rel": "bookmark"}]
+
+
+# --- volumes ---
+
+
+def volume_summary(volume):
+    return {"id": volume.id, "name": volume.display_name,
+            "links": _links(volume.project_id, "volumes", volume.id)}
+
+
+def volume_attachments(volume, ctx):
+    """Only *attached* attachments are listed; ``id`` is the volume id and
+    ``host_name`` is hidden from non-admins (bug 1740950)."""
+    privileged = ctx.is_admin or "service" in (ctx.roles or [])
+    return [{"id": volume.id, "attachment_id": a.id,
+             "volume_id": volume.id, "server_id": a.instance_uuid,
+             "host_name": a.attached_host if privileged else None,
+             "device": a.mountpoint,
+             "attached_at": timestamp(a.attach_time)}
+            for a in sorted(volume.volume_attachment,
+                            key=lambda a: a.created_at)
+            if a.attach_status == states.ATT_ATTACHED]
+
+
+def volume_detail(volume, ctx, version):
+    view = {
+        "id": volume.id,
+        "status": volume.status,
+        "size": volume.size,
+        "availability_zone": volume.availability_zone,
+        "created_at": timestamp(volume.created_at),
+        "updated_at": timestamp(volume.updated_at),
+        "name": volume.display_name,
+        "description": volume.display_description,
+        "volume_type": volume.volume_type.name if volume.volume_type
+        else None,
+        "snapshot_id": volume.snapshot_id,
+        "source_volid": volume.source_volid,
+        "metadata": {m.key: m.value for m in volume.volume_metadata},
+        "links": _links(volume.project_id, "volumes", volume.id),
+        "user_id": volume.user_id,
+        "bootable": str(bool(volume.bootable)).lower(),
+        "encrypted": bool(volume.encryption_key_id),
+        "replication_status": volume.replication_status,
+        "consistencygroup_id": volume.consistencygroup_id,
+        "multiattach": bool(volume.multiattach),
+        "attachments": volume_attachments(volume, ctx),
+        "os-vol-tenant-attr:tenant_id": volume.project_id,
+    }
+    if ctx.is_admin:
+        view["migration_status"] = volume.migration_status
+        view["os-vol-host-attr:host"] = volume.host
+        view["os-vol-mig-status-attr:migstat"] = volume.migration_status
+        view["os-vol-mig-status-attr:name_id"] = None
+    if version.matches(mv.GROUP_VOLUME):
+        view["group_id"] = volume.group_id
+    if ctx.is_admin and version.matches(mv.VOLUME_DETAIL_PROVIDER_ID):
+        view["provider_id"] = volume.provider_id
+    if version.matches(mv.VOLUME_SHARED_TARGETS_AND_SERVICE_FIELDS):
+        view["shared_targets"] = bool(volume.shared_targets)
+        view["service_uuid"] = volume.service_uuid
+    return view
+
+
+def volume_list(volumes, ctx, version, detail, limit=None):
+    render = ((lambda v: volume_detail(v, ctx, version)) if detail
+              else volume_summary)
+    body = {"volumes": [render(v) for v in volumes]}
+    _next_link(body, "volumes", volumes, limit, detail)
+    return body
+
+
+def _next_link(body, collection, items, limit, detail):
+    """``<collection>_links`` when a page is full, so the SDK asks again."""
+    if limit and len(items) == limit:
+        url = flask.request.base_url
+        args = flask.request.args.to_dict()
+        args["marker"] = items[-1].id
+        query = "&".join("%s=%s" % kv for kv in sorted(args.items()))
+        body["%s_links" % collection] = [{"rel": "next",
+                                          "href": "%s?%s" % (url, query)}]
+
+
+# --- attachments ---
+
+
+def attachment_summary(attachment):
+    return {"id": attachment.id, "status": attachment.attach_status,
+            "instance": attachment.instance_uuid,
+            "volume_id": attachment.volume_id}
+
+
+def attachment_detail(attachment):
+    """Unset times are ``""`` (not null) and connection_info ``{}`` until
+    the attachment is connected, exactly as upstream renders them."""
+    view = attachment_summary(attachment)
+    view.update({
+        "attached_at": timestamp(attachment.attach_time) or "",
+        "detached_at": timestamp(attachment.detach_time) or "",
+        "attach_mode": attachment.attach_mode,
+        "connection_info": json.loads(attachment.connection_info)
+        if attachment.connection_info else {},
+    })
+    return view
+
+
+def attachment_list(attachments, detail, limit=None):
+    render = attachment_detail if detail else attachment_summary
+    body = {"attachments": [render(a) for a in attachments]}
+    _next_link(body, "attachments", attachments, limit, detail)
+    return body
+
+
+# --- volume types ---
+
+
+def volume_type(vtype, ctx):
+    specs = {s.key: s.value for s in vtype.extra_specs}
+    if not ctx.is_admin:
+        specs = {k: v for k, v in specs.items() if k in USER_VISIBLE_SPECS}
+    return {"id": vtype.id, "name": vtype.name,
+            "description": vtype.description,
+            "is_public": bool(vtype.is_public),
+            "os-volume-type-access:is_public": bool(vtype.is_public),
+            "qos_specs_id": vtype.qos_specs_id,
+            "extra_specs": specs}

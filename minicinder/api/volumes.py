@@ -1,0 +1,150 @@
+"""``/v3/{project_id}/volumes``: create, list, show, update, delete."""
+
+import flask
+
+from minicinder import exception
+from minicinder.api import common
+from minicinder.api import schemas
+from minicinder.api import validation
+from minicinder.api import views
+
+bp = flask.Blueprint("volumes", __name__, url_prefix="/v3/<project_id>")
+
+# Query parameters GET /volumes(/detail) accepts.
+LIST_PARAMS = ("name", "status", "all_tenants", "project_id", "bootable",
+               "limit", "marker", "sort", "sort_key", "sort_dir",
+               "with_count")
+SORT_KEYS = {"created_at": "created_at", "updated_at": "updated_at",
+             "id": "id", "name": "display_name", "status": "status",
+             "size": "size"}
+# Volume sources this backend cannot create from yet.
+UNSUPPORTED_SOURCES = ("snapshot_id", "source_volid", "imageRef",
+                       "backup_id", "consistencygroup_id", "group_id")
+
+
+bp.url_value_preprocessor(common.drop_project)
+_ctx = common.context
+
+
+def _not_found(volume_id):
+    return exception.VolumeNotFound(volume_id=volume_id)
+
+
+@bp.post("/volumes")
+def create():
+    """202 with the volume in ``creating``; the backend job runs after."""
+    svc = common.services()
+    data = validation.body(schemas.volume_create,
+                           common.max_body())["volume"]
+    for key in UNSUPPORTED_SOURCES:
+        if data.get(key) is not None:
+            raise exception.InvalidInput(
+                reason="Creating a volume from %s is not supported by "
+                       "this service." % key)
+    if data.get("multiattach"):
+        raise exception.InvalidInput(
+            reason="The multiattach parameter is no longer supported; use "
+                   "a volume type with the extra spec "
+                   "multiattach=\"<is> True\".")
+    size = int(data["size"])
+    if size < 1:
+        raise exception.InvalidInput(
+            reason="Volume size '%s' must be an integer and greater than "
+                   "0" % data["size"])
+    volume = svc.volumes.create(
+        _ctx(), size,
+        name=data.get("name", data.get("display_name")),
+        description=data.get("description",
+                             data.get("display_description")),
+        volume_type=data.get("volume_type"),
+        metadata=data.get("metadata"),
+        availability_zone=data.get("availability_zone"))
+    return flask.jsonify({"volume": views.volume_detail(
+        volume, _ctx(), common.version())}), 202
+
+
+def _list(detail):
+    svc = common.services()
+    ctx = _ctx()
+    params = validation.query(LIST_PARAMS)
+    page = validation.paging(params)
+    all_tenants = validation.boolean(params.pop("all_tenants", False),
+                                     "all_tenants")
+    params.pop("with_count", None)
+    if "project_id" in params and not (ctx.is_admin and all_tenants):
+        raise exception.InvalidInput(
+            reason="project_id is only valid with all_tenants for admins")
+    if "bootable" in params:
+        params["bootable"] = validation.boolean(params["bootable"],
+                                                "bootable")
+    sort_key, sort_dir = _sort(params)
+    volumes = svc.volumes.get_all(ctx, params, all_tenants,
+                                  sort_key=sort_key, sort_dir=sort_dir,
+                                  **page)
+    return flask.jsonify(views.volume_list(
+        volumes, ctx, common.version(), detail, page.get("limit")))
+
+
+def _sort(params):
+    """``sort=key:dir`` or ``sort_key``/``sort_dir``; first key only."""
+    sort = params.pop("sort", None)
+    key = params.pop("sort_key", "created_at")
+    direction = params.pop("sort_dir", "desc")
+    if sort:
+        first = sort.split(",")[0]
+        key, _, direction = first.partition(":")
+        direction = direction or "desc"
+    if key not in SORT_KEYS or direction not in ("asc", "desc"):
+        raise exception.InvalidInput(
+            reason="Invalid sort %s:%s; keys are %s, directions asc/desc."
+            % (key, direction, ", ".join(sorted(SORT_KEYS))))
+    return SORT_KEYS[key], direction
+
+
+@bp.get("/volumes")
+def index():
+    return _list(detail=False)
+
+
+@bp.get("/volumes/detail")
+def detail():
+    return _list(detail=True)
+
+
+@bp.get("/volumes/<volume_id>")
+def show(volume_id):
+    validation.query(())
+    validation.uuid_arg(volume_id, _not_found)
+    volume = common.services().volumes.get(_ctx(), volume_id)
+    return flask.jsonify({"volume": views.volume_detail(
+        volume, _ctx(), common.version())})
+
+
+@bp.put("/volumes/<volume_id>")
+def update(volume_id):
+    svc = common.services()
+    validation.uuid_arg(volume_id, _not_found)
+    data = validation.body(schemas.volume_update,
+                           common.max_body())["volume"]
+    values = {}
+    for new, old, column in (("name", "display_name", "display_name"),
+                             ("description", "display_description",
+                              "display_description")):
+        if new in data or old in data:
+            values[column] = data.get(new, data.get(old))
+    if "metadata" in data:
+        raise exception.InvalidInput(
+            reason="Updating metadata here is not supported; use the "
+                   "volume metadata API.")
+    volume = svc.volumes.update(_ctx(), volume_id, values)
+    return flask.jsonify({"volume": views.volume_detail(
+        volume, _ctx(), common.version())})
+
+
+@bp.delete("/volumes/<volume_id>")
+def delete(volume_id):
+    """202; the volume goes ``deleting`` and disappears once wiped."""
+    validation.query(("cascade", "force"))
+    validation.uuid_arg(volume_id, _not_found)
+    common.services().volumes.delete(_ctx(), volume_id)
+    return "", 202

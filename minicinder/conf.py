@@ -1,0 +1,118 @@
+"""minicinder's configuration options.
+
+Upstream cinder names are kept wherever one exists (``osapi_volume_listen``,
+``volume_group``, ``target_port``...) so an operator's muscle memory works.
+Nothing here is read at import time: :func:`register_opts` is called by the
+daemon entry point and by tests on their own ``ConfigOpts``.
+"""
+
+from oslo_config import cfg
+
+api_opts = [
+    cfg.StrOpt("osapi_volume_listen", default="0.0.0.0",
+               help="""
+IP address the volume REST API listens on.
+"""),
+    cfg.PortOpt("osapi_volume_listen_port", default=8776,
+                help="""
+TCP port the volume REST API listens on.
+
+Related options:
+
+* ``osapi_volume_listen``
+"""),
+    cfg.IntOpt("osapi_volume_workers", default=8, min=1,
+               help="""
+Number of WSGI worker threads serving API requests.
+"""),
+    cfg.IntOpt("osapi_max_request_body_size", default=114688, min=1024,
+               help="""
+Largest request body accepted, in bytes; larger bodies get 413.
+"""),
+    cfg.StrOpt("auth_strategy", default="noauth",
+               choices=["noauth"],
+               help="""
+How requests are authenticated. ``noauth`` trusts the project in the URL
+and the user in ``X-Auth-Token: user:project`` (an identity service comes
+later).
+"""),
+]
+
+volume_opts = [
+    cfg.StrOpt("volume_driver", default="lvm", choices=["lvm", "fake"],
+               help="""
+Backend driver.
+
+Possible values:
+
+* ``lvm``: one logical volume per volume in ``volume_group``, exported
+  over iSCSI by tgt (needs root, lvm2 and a running tgtd).
+* ``fake``: in-memory, for tests and development without root.
+"""),
+    cfg.StrOpt("volume_group", default="stack-volumes-lvmdriver-1",
+               help="""
+Name of the LVM volume group holding the volumes. The daemon refuses to
+start when it does not exist.
+"""),
+    cfg.StrOpt("volume_name_template", default="volume-%s",
+               help="""
+Template for logical volume and target names; ``%s`` is the volume id.
+"""),
+    cfg.StrOpt("target_prefix", default="iqn.2010-10.org.openstack:",
+               help="""
+Prefix of the iSCSI target IQN; the target is ``<prefix><volume name>``.
+"""),
+    cfg.StrOpt("target_ip_address", default="$my_ip",
+               help="""
+IP address of the iSCSI portal handed to initiators in connection_info.
+
+Related options:
+
+* ``[DEFAULT] my_ip`` (the default)
+"""),
+    cfg.PortOpt("target_port", default=3260,
+                help="TCP port of the iSCSI portal."),
+    cfg.StrOpt("volume_clear", default="zero",
+               choices=["zero", "none"],
+               help="""
+How a volume's blocks are wiped before its logical volume is removed, so
+no later tenant can read the data.
+
+Possible values:
+
+* ``zero``: overwrite with zeroes (``volume_clear_size`` MiB, 0 = all).
+* ``none``: do not wipe (only for throw-away labs).
+"""),
+    cfg.IntOpt("volume_clear_size", default=0, min=0,
+               help="""
+MiB to wipe from the start of a volume on delete; 0 wipes all of it.
+"""),
+    cfg.StrOpt("default_volume_type", default="__DEFAULT__",
+               help="""
+Name of the volume type used when a create request names none. The type
+``__DEFAULT__`` is created by the first database migration.
+"""),
+    cfg.StrOpt("storage_availability_zone", default="nova",
+               help="Availability zone reported for every volume."),
+    cfg.IntOpt("volume_manager_workers", default=4, min=1,
+               help="""
+Threads running asynchronous volume create and delete jobs.
+"""),
+    cfg.IntOpt("max_volume_size", default=1024, min=1,
+               help="Largest volume size in GiB a create request may ask."),
+]
+
+
+def register_opts(conf):
+    """Register minicinder's options on ``conf``."""
+    conf.register_opts(api_opts)
+    conf.register_opts(volume_opts)
+
+
+def list_opts():
+    """For oslo-config-generator (entry point ``minicinder``)."""
+    from ministack import opts as common
+    grouped = dict(common.list_opts())
+    grouped["DEFAULT"] = list(grouped.get("DEFAULT", [])) + api_opts \
+        + volume_opts
+    return list(grouped.items())

@@ -1,0 +1,379 @@
+"""Queries on the cinder database.
+
+Every function takes an open SQLAlchemy session (the caller owns the
+transaction through ``ministack.db.session_scope``) and, where a user is
+involved, the request context, so project scoping is applied in one place:
+a project only ever sees its own volumes and attachments, an admin may
+read any by id and lists everything only with ``all_tenants``.
+
+State changes go through :func:`volume_transition` /
+:func:`attachment_transition`: one ``UPDATE ... WHERE status IN (...)``
+whose row count tells whether this request won. Nothing here is
+SQLite-specific; ``with_for_update`` is a no-op on SQLite (whose writers
+are serialised anyway) and a row lock on MariaDB/PostgreSQL.
+"""
+
+import json
+
+import sqlalchemy as sa
+from sqlalchemy import orm
+
+from minicinder import exception
+from minicinder.db import models
+from minicinder.volume import states
+from ministack.db import utcnow
+
+# --- volumes ---
+
+
+def _volumes(ctx):
+    query = sa.select(models.Volume).where(models.Volume.deleted.is_(False))
+    if not ctx.is_admin:
+        query = query.where(models.Volume.project_id == ctx.project_id)
+    return query
+
+
+def volume_get(session, ctx, volume_id, for_update=False):
+    """The live volume ``volume_id`` visible to ``ctx``.
+
+    :raises VolumeNotFound: missing, deleted or another project's.
+    """
+    query = _volumes(ctx).where(models.Volume.id == volume_id)
+    if for_update:
+        query = query.with_for_update()
+    volume = session.scalars(query).unique().first()
+    if volume is None:
+        raise exception.VolumeNotFound(volume_id=volume_id)
+    return volume
+
+
+def volume_get_all(session, ctx, filters, all_tenants=False, limit=None,
+                   marker=None, sort_key="created_at", sort_dir="desc"):
+    """Volumes matching ``filters`` (name, status, project_id, bootable)."""
+    query = sa.select(models.Volume).where(models.Volume.deleted.is_(False))
+    if not (ctx.is_admin and all_tenants):
+        query = query.where(models.Volume.project_id == ctx.project_id)
+    if "project_id" in filters:
+        query = query.where(models.Volume.project_id == filters["project_id"])
+    if "name" in filters:
+        query = query.where(models.Volume.display_name == filters["name"])
+    if "status" in filters:
+        query = query.where(models.Volume.status == filters["status"])
+    if "bootable" in filters:
+        query = query.where(models.Volume.bootable.is_(filters["bootable"]))
+    column = getattr(models.Volume, sort_key)
+    order = column.desc() if sort_dir == "desc" else column.asc()
+    tiebreak = (models.Volume.id.desc() if sort_dir == "desc"
+                else models.Volume.id.asc())
+    query = query.order_by(order, tiebreak)
+    if marker:
+        ref = session.scalars(_volumes(ctx).where(
+            models.Volume.id == marker)).unique().first()
+        if ref is None:
+            raise exception.InvalidInput(
+                reason="marker [%s] not found" % marker)
+        value = getattr(ref, sort_key)
+        after = (sa.or_(column < value,
+                        sa.and_(column == value, models.Volume.id < ref.id))
+                 if sort_dir == "desc" else
+                 sa.or_(column > value,
+                        sa.and_(column == value, models.Volume.id > ref.id)))
+        query = query.where(after)
+    if limit is not None:
+        query = query.limit(limit)
+    return list(session.scalars(query).unique())
+
+
+def volume_create(session, values, metadata=None):
+    volume = models.Volume(**values)
+    session.add(volume)
+    for key, value in (metadata or {}).items():
+        session.add(models.VolumeMetadata(volume_id=values["id"], key=key,
+                                          value=value))
+    session.flush()
+    return volume
+
+
+def volume_update(session, volume_id, values):
+    """Unconditional update of a live volume (name, description...)."""
+    session.execute(sa.update(models.Volume)
+                    .where(models.Volume.id == volume_id)
+                    .values(updated_at=utcnow(), **values))
+
+
+def volume_conditional_update(session, volume_id, values, expected_status,
+                              expected_attach=None, extra=()):
+    """Compare-and-swap: apply ``values`` only if the status is expected.
+
+    :returns: True when this caller won (exactly one row changed).
+    """
+    stmt = (sa.update(models.Volume)
+            .where(models.Volume.id == volume_id,
+                   models.Volume.deleted.is_(False),
+                   models.Volume.status.in_(expected_status), *extra)
+            .values(updated_at=utcnow(), **values))
+    if expected_attach is not None:
+        stmt = stmt.where(models.Volume.attach_status.in_(expected_attach))
+    return session.execute(stmt).rowcount == 1
+
+
+def volume_transition(session, volume, action, values=None):
+    """Apply the state-table ``action`` to ``volume`` as a CAS.
+
+    :returns: True when the transition happened.
+    """
+    step = states.volume_transition(action, volume.multiattach)
+    new = {"status": step.target}
+    if step.attach_status:
+        new["attach_status"] = step.attach_status
+    new.update(values or {})
+    return volume_conditional_update(session, volume.id, new, step.expected,
+                                     step.expected_attach)
+
+
+def volume_soft_delete(session, volume_id):
+    now = utcnow()
+    session.execute(sa.update(models.VolumeMetadata)
+                    .where(models.VolumeMetadata.volume_id == volume_id)
+                    .values(deleted=True, deleted_at=now))
+    session.execute(sa.update(models.VolumeAttachment)
+                    .where(models.VolumeAttachment.volume_id == volume_id,
+                           models.VolumeAttachment.deleted.is_(False))
+                    .values(deleted=True, deleted_at=now,
+                            attach_status=states.ATT_DETACHED,
+                            detach_time=now))
+    session.execute(sa.update(models.Volume)
+                    .where(models.Volume.id == volume_id)
+                    .values(deleted=True, deleted_at=now, terminated_at=now,
+                            status=states.DELETED, provider_location=None))
+
+
+def volumes_for_host(session, host):
+    """Live volumes this backend host owns (for start-up recovery)."""
+    return list(session.scalars(
+        sa.select(models.Volume).where(models.Volume.deleted.is_(False),
+                                       models.Volume.host == host)).unique())
+
+
+# --- attachments ---
+
+
+def _attachments(ctx):
+    query = (sa.select(models.VolumeAttachment)
+             .join(models.Volume,
+                   models.Volume.id == models.VolumeAttachment.volume_id)
+             .where(models.VolumeAttachment.deleted.is_(False)))
+    if not ctx.is_admin:
+        query = query.where(models.Volume.project_id == ctx.project_id)
+    return query
+
+
+def attachment_get(session, ctx, attachment_id):
+    """:raises VolumeAttachmentNotFound: missing, deleted or not ctx's."""
+    attachment = session.scalars(_attachments(ctx).where(
+        models.VolumeAttachment.id == attachment_id)).unique().first()
+    if attachment is None:
+        raise exception.VolumeAttachmentNotFound(attachment_id=attachment_id)
+    return attachment
+
+
+def attachment_get_all(session, ctx, filters, all_tenants=False, limit=None,
+                       marker=None):
+    """Attachments filtered by volume_id, instance_id, attach_status..."""
+    query = (sa.select(models.VolumeAttachment)
+             .join(models.Volume,
+                   models.Volume.id == models.VolumeAttachment.volume_id)
+             .where(models.VolumeAttachment.deleted.is_(False)))
+    if not (ctx.is_admin and all_tenants):
+        query = query.where(models.Volume.project_id == ctx.project_id)
+    if "project_id" in filters:
+        query = query.where(models.Volume.project_id == filters["project_id"])
+    if "volume_id" in filters:
+        query = query.where(
+            models.VolumeAttachment.volume_id == filters["volume_id"])
+    if "instance_id" in filters:
+        query = query.where(
+            models.VolumeAttachment.instance_uuid == filters["instance_id"])
+    if "attach_status" in filters:
+        query = query.where(models.VolumeAttachment.attach_status
+                            == filters["attach_status"])
+    query = query.order_by(models.VolumeAttachment.created_at.desc(),
+                           models.VolumeAttachment.id.desc())
+    if marker:
+        ref = session.scalars(_attachments(ctx).where(
+            models.VolumeAttachment.id == marker)).unique().first()
+        if ref is None:
+            raise exception.InvalidInput(
+                reason="marker [%s] not found" % marker)
+        query = query.where(sa.or_(
+            models.VolumeAttachment.created_at < ref.created_at,
+            sa.and_(models.VolumeAttachment.created_at == ref.created_at,
+                    models.VolumeAttachment.id < ref.id)))
+    if limit is not None:
+        query = query.limit(limit)
+    return list(session.scalars(query).unique())
+
+
+def attachments_for_volume(session, volume_id):
+    """Every live attachment of a volume, oldest first (no scoping)."""
+    return list(session.scalars(
+        sa.select(models.VolumeAttachment)
+        .where(models.VolumeAttachment.volume_id == volume_id,
+               models.VolumeAttachment.deleted.is_(False))
+        .order_by(models.VolumeAttachment.created_at)).unique())
+
+
+def attachment_create(session, values):
+    attachment = models.VolumeAttachment(**values)
+    session.add(attachment)
+    session.flush()
+    return attachment
+
+
+def attachment_transition(session, attachment_id, action, values=None):
+    """CAS on an attachment's attach_status per the state table."""
+    step = states.ATTACHMENT_TRANSITIONS[action]
+    new = {"attach_status": step.target, "updated_at": utcnow()}
+    new.update(values or {})
+    stmt = (sa.update(models.VolumeAttachment)
+            .where(models.VolumeAttachment.id == attachment_id,
+                   models.VolumeAttachment.deleted.is_(False),
+                   models.VolumeAttachment.attach_status.in_(step.expected))
+            .values(**new))
+    return session.execute(stmt).rowcount == 1
+
+
+def attachment_update(session, attachment_id, values):
+    session.execute(sa.update(models.VolumeAttachment)
+                    .where(models.VolumeAttachment.id == attachment_id)
+                    .values(updated_at=utcnow(), **values))
+
+
+def volume_detached(session, volume_id, attachment_id):
+    """Soft-delete one attachment and recompute the volume's status.
+
+    Runs in the caller's transaction with the volume row locked, so two
+    concurrent detaches of a multiattach volume both see the other's
+    result. :returns: the volume's new status.
+    """
+    session.execute(sa.select(models.Volume.id)
+                    .where(models.Volume.id == volume_id).with_for_update())
+    if attachment_id is not None:
+        now = utcnow()
+        session.execute(
+            sa.update(models.VolumeAttachment)
+            .where(models.VolumeAttachment.id == attachment_id,
+                   models.VolumeAttachment.deleted.is_(False))
+            .values(deleted=True, deleted_at=now, detach_time=now,
+                    attach_status=states.ATT_DETACHED))
+    return volume_recompute_status(session, volume_id)
+
+
+def volume_recompute_status(session, volume_id):
+    """Derive status/attach_status from the remaining attachments.
+
+    Upstream leaves the status alone while a migration is running or the
+    volume is uploading; neither exists here.
+    """
+    remaining = session.scalars(
+        sa.select(models.VolumeAttachment.attach_status)
+        .where(models.VolumeAttachment.volume_id == volume_id,
+               models.VolumeAttachment.deleted.is_(False))).all()
+    status, attach_status = states.statuses_from_attachments(remaining)
+    volume_update(session, volume_id, {"status": status,
+                                       "attach_status": attach_status})
+    return status
+
+
+def dump_json(value):
+    return None if value is None else json.dumps(value)
+
+
+def load_json(text, default=None):
+    return default if not text else json.loads(text)
+
+
+# --- volume types ---
+
+
+def _types():
+    return sa.select(models.VolumeType).options(
+        orm.selectinload(models.VolumeType.extra_specs))
+
+
+def volume_type_get(session, type_id):
+    vtype = session.scalars(_types().where(
+        models.VolumeType.id == type_id,
+        models.VolumeType.deleted.is_(False))).first()
+    if vtype is None:
+        raise exception.VolumeTypeNotFound(volume_type_id=type_id)
+    return vtype
+
+
+def volume_type_get_by_name(session, name):
+    vtype = session.scalars(_types().where(
+        models.VolumeType.name == name,
+        models.VolumeType.deleted.is_(False))).first()
+    if vtype is None:
+        raise exception.VolumeTypeNotFoundByName(volume_type_name=name)
+    return vtype
+
+
+def volume_type_get_by_name_or_id(session, name_or_id):
+    """Clients send either; upstream tries the id first, then the name."""
+    try:
+        return volume_type_get(session, name_or_id)
+    except exception.VolumeTypeNotFound:
+        return volume_type_get_by_name(session, name_or_id)
+
+
+def volume_type_get_all(session, include_private=False):
+    query = _types().where(models.VolumeType.deleted.is_(False))
+    if not include_private:
+        query = query.where(models.VolumeType.is_public.is_(True))
+    return list(session.scalars(query.order_by(models.VolumeType.name)))
+
+
+def volume_type_create(session, values, extra_specs):
+    existing = session.scalars(sa.select(models.VolumeType.id).where(
+        models.VolumeType.name == values["name"],
+        models.VolumeType.deleted.is_(False))).first()
+    if existing:
+        raise exception.VolumeTypeExists(name=values["name"])
+    vtype = models.VolumeType(**values)
+    session.add(vtype)
+    session.flush()
+    volume_type_extra_specs_update(session, vtype.id, extra_specs)
+    session.flush()
+    session.expunge(vtype)
+    return volume_type_get(session, vtype.id)
+
+
+def volume_type_extra_specs_update(session, type_id, extra_specs):
+    for key, value in extra_specs.items():
+        row = session.scalars(sa.select(models.VolumeTypeExtraSpecs).where(
+            models.VolumeTypeExtraSpecs.volume_type_id == type_id,
+            models.VolumeTypeExtraSpecs.key == key,
+            models.VolumeTypeExtraSpecs.deleted.is_(False))).first()
+        if row is None:
+            session.add(models.VolumeTypeExtraSpecs(
+                volume_type_id=type_id, key=key, value=value))
+        else:
+            row.value = value
+
+
+def volume_type_in_use(session, type_id):
+    return session.scalars(sa.select(models.Volume.id).where(
+        models.Volume.volume_type_id == type_id,
+        models.Volume.deleted.is_(False))).first() is not None
+
+
+def volume_type_destroy(session, type_id):
+    now = utcnow()
+    session.execute(sa.update(models.VolumeTypeExtraSpecs)
+                    .where(models.VolumeTypeExtraSpecs.volume_type_id
+                           == type_id)
+                    .values(deleted=True, deleted_at=now))
+    session.execute(sa.update(models.VolumeType)
+                    .where(models.VolumeType.id == type_id)
+                    .values(deleted=True, deleted_at=now))

@@ -1,0 +1,91 @@
+"""minicinder's exceptions: small ``msg_fmt`` subclasses of the shared base.
+
+Hierarchy (``code`` is the HTTP status the API layer renders)::
+
+    ministack.exception.MinistackException
+     ├── Invalid (400)
+     │    ├── InvalidVolume             a state precondition failed
+     │    ├── InvalidVolumeAttachment
+     │    ├── InvalidVolumeType
+     │    └── InvalidConnector          connector lacks what the driver needs
+     ├── Forbidden (403)                 PolicyNotAuthorized
+     ├── NotFound (404)
+     │    ├── VolumeNotFound / VolumeAttachmentNotFound / VolumeTypeNotFound
+     │    └── VersionNotFoundForAPIMethod   route below its microversion
+     ├── Conflict (409)                  ResourceConflict, VolumeTypeExists
+     ├── RequestTooLarge (413)
+     └── VolumeBackendError (500)        the driver failed (translated once)
+"""
+
+from ministack import exception as base
+
+
+class InvalidVolume(base.Invalid):
+    msg_fmt = "Invalid volume: %(reason)s"
+
+
+class InvalidVolumeAttachment(base.Invalid):
+    msg_fmt = "Invalid volume attachment: %(reason)s"
+
+
+class InvalidVolumeType(base.Invalid):
+    msg_fmt = "Invalid volume type: %(reason)s"
+
+
+class InvalidConnector(base.Invalid):
+    msg_fmt = "Connector doesn't have required information: %(missing)s"
+
+
+class PolicyNotAuthorized(base.Forbidden):
+    msg_fmt = "Policy doesn't allow %(action)s to be performed."
+
+
+class VolumeNotFound(base.NotFound):
+    msg_fmt = "Volume %(volume_id)s could not be found."
+
+
+class VolumeAttachmentNotFound(base.NotFound):
+    msg_fmt = "Volume attachment %(attachment_id)s could not be found."
+
+
+class VolumeTypeNotFound(base.NotFound):
+    msg_fmt = "Volume type %(volume_type_id)s could not be found."
+
+
+class VolumeTypeNotFoundByName(VolumeTypeNotFound):
+    msg_fmt = "Volume type with name %(volume_type_name)s could not be found."
+
+
+class VersionNotFoundForAPIMethod(base.NotFound):
+    # Upstream answers with an empty 404: the method "is simply not
+    # implemented" at the requested microversion.
+    msg_fmt = "The resource could not be found."
+
+
+class ResourceConflict(base.Conflict):
+    msg_fmt = "Conflict: %(reason)s"
+
+
+class VolumeTypeExists(base.Conflict):
+    msg_fmt = "Volume Type %(name)s already exists."
+
+
+class RequestTooLarge(base.MinistackException):
+    msg_fmt = "Request is too large."
+    code = 413
+
+
+class VolumeBackendError(base.MinistackException):
+    msg_fmt = "Volume backend failed: %(reason)s"
+    code = 500
+
+
+class VolumeGroupNotFound(base.ConfigError):
+    msg_fmt = ("Volume group %(vg)s does not exist (option [DEFAULT] "
+               "volume_group); create it or run devstack/stack.sh.")
+
+
+# Re-exported so callers need one import for every minicinder error.
+InvalidInput = base.InvalidInput
+Invalid = base.Invalid
+NotFound = base.NotFound

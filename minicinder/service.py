@@ -1,0 +1,73 @@
+"""Assembling the daemon: database, driver, manager, API, WSGI server.
+
+:func:`build` is what ``ministack.service.run`` calls; every start-up
+problem (unreachable database, missing tool, missing volume group) is
+raised as a ``MinistackException`` naming the culprit, which ``run`` prints
+as one line before exiting 1.
+"""
+
+import logging
+
+from minicinder.api import app as api_app
+from minicinder.db import session as db_session
+from minicinder.volume import actions as volume_actions
+from minicinder.volume import api as volume_api
+from minicinder.volume import attachments as attachment_api
+from minicinder.volume import fake as fake_driver
+from minicinder.volume import manager as volume_manager
+from ministack import config
+from ministack import service
+from ministack import wsgi
+
+LOG = logging.getLogger(__name__)
+
+
+def make_driver(conf):
+    """The configured backend driver, checked for its prerequisites."""
+    if conf.volume_driver == "fake":
+        driver = fake_driver.FakeDriver(
+            target_prefix=conf.target_prefix,
+            portal="%s:%s" % (conf.target_ip_address, conf.target_port))
+    else:
+        # Imported lazily: the LVM driver needs root tools, fake does not.
+        from minicinder.volume import lvm_driver
+        driver = lvm_driver.LVMTgtDriver(conf)
+    driver.check_for_setup_error()
+    return driver
+
+
+class CinderService(service.Service):
+    """The REST API and the volume manager in one process."""
+
+    def __init__(self, conf, database, driver, executor=None):
+        self.conf = conf
+        self.database = database
+        self.manager = volume_manager.VolumeManager(
+            database, driver, conf.host, executor=executor,
+            workers=conf.volume_manager_workers)
+        self.app = api_app.create_app(
+            conf,
+            volume_api.VolumeAPI(database, self.manager, conf),
+            attachment_api.AttachmentAPI(database, self.manager),
+            volume_actions.VolumeActions(database, self.manager))
+
+    def start(self, stop_event):
+        """Recover exports, then serve until ``stop_event`` is set."""
+        self.manager.init_host()
+        wsgi.serve(self.app, self.conf.osapi_volume_listen,
+                   self.conf.osapi_volume_listen_port,
+                   threads=self.conf.osapi_volume_workers,
+                   stop_event=stop_event, ident="minicinder")
+
+    def stop(self):
+        self.manager.stop()
+        self.database.dispose()
+
+
+def build(conf):
+    """Open the database (migrating it to head), check the backend."""
+    database = db_session.Database(config.database_url(conf, "cinder"),
+                                   conf.database.connect_timeout)
+    database.upgrade()
+    driver = make_driver(conf)
+    return CinderService(conf, database, driver)

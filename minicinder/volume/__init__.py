@@ -1,0 +1,1 @@
+"""The volume domain: states, the API-side rules, the manager and drivers."""

@@ -1,0 +1,231 @@
+"""The attachments API (3.27+/3.44): reserve, connect, complete, delete.
+
+The handshake nova drives, with the state each step writes::
+
+    POST   /attachments            volume available -> reserved,
+                                   attachment reserved        (no connector)
+    PUT    /attachments/{id}       export + ACL for the initiator;
+                                   volume -> attaching, attachment attaching
+    POST   .../action os-complete  volume -> in-use, attachment attached
+    DELETE /attachments/{id}       revoke the initiator (and the export when
+                                   nothing else uses it), soft-delete, then
+                                   recompute the volume status (§2.3)
+
+Each state write is a compare-and-swap from ``states``; backend work runs
+outside any transaction but under the volume's lock, and is undone when
+the database write that should follow it fails.
+"""
+
+import logging
+import uuid
+
+from minicinder import exception
+from minicinder.db import api as db
+from minicinder.volume import manager as volume_manager
+from minicinder.volume import states
+from ministack import db as ms_db
+
+LOG = logging.getLogger(__name__)
+
+
+def flatten_connection_info(conn_info, attachment_id, connector):
+    """What the attachment stores and shows: the driver's ``data`` merged
+    with ``driver_volume_type``, plus the attachment id (upstream's
+    ``_connection_create``)."""
+    flat = dict(conn_info.get("data", {}))
+    flat["driver_volume_type"] = conn_info["driver_volume_type"]
+    flat["attachment_id"] = attachment_id
+    flat["enforce_multipath"] = bool(connector.get("enforce_multipath",
+                                                   False))
+    return flat
+
+
+class AttachmentAPI:
+    """The attachment handshake on top of the database and the manager."""
+
+    def __init__(self, database, manager):
+        self.database = database
+        self.manager = manager
+
+    def get(self, ctx, attachment_id):
+        with self.database.read() as session:
+            return db.attachment_get(session, ctx, attachment_id)
+
+    def get_all(self, ctx, filters, all_tenants=False, **page):
+        if all_tenants and not ctx.is_admin:
+            raise exception.PolicyNotAuthorized(
+                action="volume:attachment_get_all_tenants")
+        with self.database.read() as session:
+            return db.attachment_get_all(session, ctx, filters, all_tenants,
+                                         **page)
+
+    def create(self, ctx, volume_id, instance_uuid=None, connector=None,
+               attach_mode=None):
+        """Reserve the volume for ``instance_uuid``; connect if a connector
+        is given (and undo the reservation if connecting fails).
+
+        :raises VolumeNotFound: (404)
+        :raises InvalidVolume: status precondition failed (400).
+        """
+        with self.database.write() as session:
+            volume = db.volume_get(session, ctx, volume_id, for_update=True)
+            if "error" in volume.status:
+                raise exception.InvalidVolume(
+                    reason="Volume %s status must be available or "
+                           "downloading to reserve, but the current status "
+                           "is %s." % (volume_id, volume.status))
+            if not db.volume_transition(session, volume, "reserve"):
+                # LP 1694530: the same instance may re-reserve an attached
+                # volume (live migration creates a second attachment).
+                same_instance = instance_uuid is not None and any(
+                    a.instance_uuid == instance_uuid
+                    for a in volume.volume_attachment)
+                if not (same_instance and volume.status in
+                        (states.IN_USE, states.RESERVED)):
+                    allowed = states.volume_transition(
+                        "reserve", volume.multiattach).expected
+                    raise exception.InvalidVolume(
+                        reason="Volume %s status must be %s to reserve, but "
+                               "the current status is %s."
+                               % (volume_id, " or ".join(allowed[:-1]) +
+                                  " or " + allowed[-1], volume.status))
+            attachment_id = str(uuid.uuid4())
+            db.attachment_create(session, {
+                "id": attachment_id, "volume_id": volume_id,
+                "instance_uuid": instance_uuid,
+                "attach_status": states.ATT_RESERVED,
+                "attach_mode": attach_mode or "null",
+            })
+        LOG.info("Reserved volume %s for instance %s (attachment %s)",
+                 volume_id, instance_uuid, attachment_id)
+        if connector is not None:
+            try:
+                return self.update(ctx, attachment_id, connector)
+            except Exception:
+                self._undo_reserve(volume_id, attachment_id)
+                raise
+        return self.get(ctx, attachment_id)
+
+    def update(self, ctx, attachment_id, connector):
+        """Export the volume to ``connector`` and return the attachment with
+        its ``connection_info``.
+
+        :raises ResourceConflict: volume in error, duplicate connectors, or
+            not in a connectable state (409).
+        :raises InvalidConnector: no initiator in the connector (400).
+        """
+        volume_id = self.get(ctx, attachment_id).volume_id
+        with volume_manager.volume_lock(volume_id):
+            with self.database.read() as session:
+                attachment = db.attachment_get(session, ctx, attachment_id)
+                volume = db.volume_get(session, ctx.elevated(), volume_id)
+                self._check_connectable(volume, attachment)
+                had_connector = attachment.connector is not None
+                mode = attachment.attach_mode
+            if mode not in ("rw", "ro"):
+                mode = connector.get("mode") or "rw"
+            conn_info = self.manager.connect(volume_id, connector)
+            conn_info["data"]["access_mode"] = mode
+            flat = flatten_connection_info(conn_info, attachment_id,
+                                           connector)
+            try:
+                with self.database.write() as session:
+                    volume = db.volume_get(session, ctx.elevated(),
+                                           volume_id)
+                    won = db.attachment_transition(
+                        session, attachment_id, "connect", {
+                            "connector": db.dump_json(connector),
+                            "attached_host": connector.get("host"),
+                            "mountpoint": connector.get("mountpoint", "na"),
+                            "attach_time": ms_db.utcnow(),
+                            "attach_mode": mode,
+                            "connection_info": db.dump_json(flat)})
+                    if not won or not db.volume_transition(
+                            session, volume, "connect"):
+                        raise exception.ResourceConflict(
+                            reason="volume %s or attachment %s changed "
+                                   "state during the update"
+                                   % (volume_id, attachment_id))
+            except Exception:
+                leaving = None if had_connector else attachment_id
+                self.manager._safe(self.manager.disconnect, volume_id,
+                                   connector, leaving)
+                raise
+        LOG.info("Attachment %s connected volume %s to %s", attachment_id,
+                 volume_id, connector.get("initiator"))
+        return self.get(ctx, attachment_id)
+
+    @staticmethod
+    def _check_connectable(volume, attachment):
+        if "error" in volume.status:
+            raise exception.ResourceConflict(
+                reason="Volume %s is in %s state and cannot be connected."
+                % (volume.id, volume.status))
+        if attachment.attach_status not in \
+                states.ATTACHMENT_TRANSITIONS["connect"].expected:
+            raise exception.ResourceConflict(
+                reason="Attachment %s is %s; only a reserved or attaching "
+                       "attachment can be updated."
+                % (attachment.id, attachment.attach_status))
+        others = [a for a in volume.volume_attachment
+                  if a.id != attachment.id]
+        if not volume.multiattach and others and \
+                any(a.connection_info for a in others):
+            raise exception.ResourceConflict(
+                reason="duplicate connectors detected on volume %s"
+                % volume.id)
+        step = states.volume_transition("connect", volume.multiattach)
+        if volume.status not in step.expected:
+            raise exception.ResourceConflict(
+                reason="Volume %s status must be %s to connect, but it is "
+                       "%s." % (volume.id, " or ".join(step.expected),
+                                volume.status))
+
+    def complete(self, ctx, attachment_id):
+        """attaching -> attached; volume -> in-use.
+
+        :raises InvalidVolumeAttachment: the attachment was never connected.
+        """
+        with self.database.write() as session:
+            attachment = db.attachment_get(session, ctx, attachment_id)
+            volume = db.volume_get(session, ctx.elevated(),
+                                   attachment.volume_id)
+            if not db.attachment_transition(session, attachment_id,
+                                            "complete"):
+                raise exception.InvalidVolumeAttachment(
+                    reason="attachment %s is %s; only a connected "
+                           "(attaching) attachment can be completed."
+                           % (attachment_id, attachment.attach_status))
+            if not db.volume_transition(session, volume, "complete"):
+                raise exception.InvalidVolume(
+                    reason="Volume %s is %s and cannot be marked in-use."
+                    % (volume.id, volume.status))
+        LOG.info("Attachment %s complete; volume %s in-use", attachment_id,
+                 attachment.volume_id)
+
+    def delete(self, ctx, attachment_id):
+        """Disconnect and remove the attachment.
+
+        The initiator is revoked *before* the row goes, so a failure leaves
+        the attachment in place for a retry rather than an orphan ACL.
+
+        :returns: the volume's remaining attachments.
+        """
+        volume_id = self.get(ctx, attachment_id).volume_id
+        with volume_manager.volume_lock(volume_id):
+            with self.database.read() as session:
+                attachment = db.attachment_get(session, ctx, attachment_id)
+                connector = db.load_json(attachment.connector)
+            if connector:
+                self.manager.disconnect(volume_id, connector, attachment_id)
+            with self.database.write() as session:
+                status = db.volume_detached(session, volume_id,
+                                            attachment_id)
+                remaining = db.attachments_for_volume(session, volume_id)
+        LOG.info("Attachment %s deleted; volume %s is %s", attachment_id,
+                 volume_id, status)
+        return remaining
+
+    def _undo_reserve(self, volume_id, attachment_id):
+        with self.database.write() as session:
+            db.volume_detached(session, volume_id, attachment_id)

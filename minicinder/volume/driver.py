@@ -1,0 +1,115 @@
+"""The contract between the volume manager and a storage backend.
+
+A driver owns everything outside the database: carving and wiping the
+block device, the iSCSI export and its access list. It receives plain
+:class:`VolumeRef` snapshots, never ORM rows, and returns what must be
+persisted (``provider_auth``, ``provider_location``) as a dict, so the
+manager stays the only writer of the database (lesson 1: smart managers,
+dumb drivers).
+
+Errors: a driver raises :class:`minicinder.exception.VolumeBackendError`
+(wrapping the command that failed) or
+:class:`minicinder.exception.InvalidConnector`; library and command
+exceptions never escape it.
+"""
+
+import abc
+import dataclasses
+import secrets
+import string
+
+
+@dataclasses.dataclass(frozen=True)
+class VolumeRef:
+    """What a driver may know about a volume."""
+
+    id: str
+    size: int
+    provider_auth: str | None = None
+    provider_location: str | None = None
+
+    @classmethod
+    def from_model(cls, volume):
+        return cls(id=volume.id, size=volume.size,
+                   provider_auth=volume.provider_auth,
+                   provider_location=volume.provider_location)
+
+
+def generate_chap(length=16):
+    """Fresh per-volume CHAP credentials: ``(username, password)``."""
+    alphabet = string.ascii_letters + string.digits
+    user = "".join(secrets.choice(alphabet) for _ in range(20))
+    password = "".join(secrets.choice(alphabet) for _ in range(length))
+    return user, password
+
+
+def parse_provider_auth(provider_auth):
+    """``"CHAP user pass"`` -> ``(user, pass)``, or None when unset."""
+    if not provider_auth:
+        return None
+    method, user, password = provider_auth.split(" ", 2)
+    if method != "CHAP":
+        return None
+    return user, password
+
+
+def require_initiator(connector):
+    """The connector's iSCSI initiator name, which the ACL admits.
+
+    :raises InvalidConnector: the connector has none.
+    """
+    from minicinder import exception
+    initiator = (connector or {}).get("initiator")
+    if not initiator or not isinstance(initiator, str):
+        raise exception.InvalidConnector(missing="initiator")
+    return initiator
+
+
+class VolumeDriver(abc.ABC):
+    """What the manager needs from a backend."""
+
+    @abc.abstractmethod
+    def check_for_setup_error(self):
+        """Raise a ConfigError / MissingTool naming what is missing."""
+
+    @abc.abstractmethod
+    def create_volume(self, volume):
+        """Create the block device for ``volume`` (size in GiB).
+
+        :returns: dict of columns to persist (may be empty).
+        """
+
+    @abc.abstractmethod
+    def delete_volume(self, volume):
+        """Remove any export, wipe the data, then remove the device.
+
+        Deleting a volume whose device is already gone succeeds.
+        """
+
+    @abc.abstractmethod
+    def create_export(self, volume):
+        """Export ``volume`` (idempotent). CHAP credentials are reused from
+        ``volume.provider_auth`` or generated.
+
+        :returns: ``{"provider_location": ..., "provider_auth": ...}``.
+        """
+
+    @abc.abstractmethod
+    def remove_export(self, volume):
+        """Tear the export down (idempotent)."""
+
+    @abc.abstractmethod
+    def ensure_export(self, volume, initiators):
+        """Rebuild the export and its ACL at start-up (idempotent)."""
+
+    @abc.abstractmethod
+    def initialize_connection(self, volume, connector):
+        """Admit ``connector['initiator']`` and describe the connection.
+
+        :returns: ``{"driver_volume_type": ..., "data": {...}}``.
+        :raises InvalidConnector: no initiator in the connector.
+        """
+
+    @abc.abstractmethod
+    def terminate_connection(self, volume, connector):
+        """Revoke ``connector['initiator']`` (idempotent)."""

@@ -1,0 +1,236 @@
+"""Logical volumes in one LVM volume group, as block devices.
+
+The adapter between minicinder's LVM driver and the ``lvm2`` commands (and
+``losetup`` / ``blkdiscard`` / ``dd``). Every command goes through the
+injected ``execute`` (default :func:`ministack.executor.execute`) with an
+argv list, so unit tests pass a recording fake.
+
+Two worlds, detected once per :class:`LVM` object with ``dmsetup version``:
+
+* **device-mapper present** (a normal host): LVs are activated and the
+  block device is ``/dev/<vg>/<lv>``.
+* **no device-mapper** (this lab's kernel): LVM still keeps its metadata
+  (every command runs with ``--config global{activation=0}``), but an LV
+  cannot be activated. Because volumes are created ``--alloc contiguous``,
+  an LV is one run of extents on one PV, and a loop device over exactly
+  that byte range (``losetup -o OFFSET --sizelimit SIZE PV``) *is* the
+  volume. :meth:`LVM.get_device_path` finds such a loop or creates it;
+  :meth:`LVM.release_device` detaches it.
+
+Errors: commands that fail raise
+:class:`ministack.exception.ProcessExecutionError`; asking for the device
+of an LV that does not exist raises :class:`VolumeNotFound`. The driver
+translates both into its own exceptions.
+"""
+
+import logging
+import threading
+
+from ministack import exception
+from ministack import executor
+
+LOG = logging.getLogger(__name__)
+
+# lvcreate/lvs/... option that keeps LVM away from device-mapper.
+NO_ACTIVATION = ("--config", "global{activation=0}")
+
+
+class VolumeNotFound(exception.NotFound):
+    msg_fmt = "Logical volume %(vg)s/%(name)s does not exist."
+
+
+class NotContiguous(exception.MinistackException):
+    msg_fmt = ("Logical volume %(vg)s/%(name)s is not one contiguous "
+               "segment (%(ranges)s); it cannot be mapped by a loop device.")
+
+
+class LVM:
+    """The volumes of volume group ``vg_name``.
+
+    :param execute: command runner with :func:`ministack.executor.execute`'s
+        signature.
+    :param device_mapper: force the mode (tests); None detects it.
+    """
+
+    def __init__(self, vg_name, execute=executor.execute, device_mapper=None):
+        self.vg_name = vg_name
+        self._execute = execute
+        self._device_mapper = device_mapper
+        # Serialises find-or-create of loop devices within this process, so
+        # two concurrent exports of one volume don't map it twice.
+        self._loop_lock = threading.Lock()
+
+    # --- helpers ---
+
+    @property
+    def device_mapper(self):
+        """True when the kernel has device-mapper (checked once)."""
+        if self._device_mapper is None:
+            # dmsetup prints "Driver version" only when it reached the
+            # kernel; without dm it exits 1 (not an error worth a warning).
+            out, _ = self._execute("dmsetup", "version",
+                                   check_exit_code=False)
+            self._device_mapper = "Driver version" in out
+            LOG.info("device-mapper %s: LVs are reached %s",
+                     "present" if self._device_mapper else "missing",
+                     "through /dev/%s" % self.vg_name
+                     if self._device_mapper else "through loop devices")
+        return self._device_mapper
+
+    def _lvm(self, command, *args, **kwargs):
+        """Run an lvm2 command, without activation when dm is missing."""
+        argv = [command]
+        if not self.device_mapper:
+            argv.extend(NO_ACTIVATION)
+        argv.extend(args)
+        return self._execute(*argv, **kwargs)
+
+    def _lv(self, name):
+        return "%s/%s" % (self.vg_name, name)
+
+    # --- volumes ---
+
+    def list_volumes(self):
+        """The LVs of the group: ``[{"name": ..., "size": bytes}, ...]``."""
+        out, _ = self._lvm("lvs", "--noheadings", "--units", "b",
+                           "--nosuffix", "--separator", "|",
+                           "-o", "lv_name,lv_size", self.vg_name)
+        volumes = []
+        for line in out.splitlines():
+            if line.strip():
+                name, size = line.strip().split("|")
+                volumes.append({"name": name, "size": int(size)})
+        return volumes
+
+    def volume_exists(self, name):
+        return any(v["name"] == name for v in self.list_volumes())
+
+    def create_volume(self, name, size_gb):
+        """Create LV ``name`` of ``size_gb`` GiB, contiguous (idempotent).
+
+        Contiguous allocation is what lets a single loop device map the
+        volume when device-mapper is missing.
+        """
+        if self.volume_exists(name):
+            LOG.info("LV %s already exists", self._lv(name))
+            return
+        args = ["-n", name, "-L", "%dg" % size_gb, "--alloc", "contiguous",
+                "--yes"]
+        if not self.device_mapper:
+            # Nothing can be activated or zeroed without device-mapper.
+            args.extend(["-an", "-Zn"])
+        LOG.info("Creating LV %s (%s GiB)", self._lv(name), size_gb)
+        self._lvm("lvcreate", *args, self.vg_name)
+
+    def delete_volume(self, name):
+        """Remove LV ``name`` and any loop over it (missing LV: no-op).
+
+        Does not wipe; call :meth:`clear_volume` first for that.
+        """
+        if not self.volume_exists(name):
+            LOG.info("LV %s already gone", self._lv(name))
+            return
+        self.release_device(name)
+        LOG.info("Removing LV %s", self._lv(name))
+        self._lvm("lvremove", "-f", self._lv(name))
+
+    def clear_volume(self, name):
+        """Zero the whole volume (cinder's ``volume_clear = zero``).
+
+        ``blkdiscard -z`` asks the device to write zeroes; on a loop device
+        over a sparse file that punches/zero-ranges the file instead of
+        writing gigabytes. Devices that refuse fall back to ``dd``.
+        """
+        path = self.get_device_path(name)
+        LOG.info("Zeroing %s (%s)", self._lv(name), path)
+        try:
+            self._execute("blkdiscard", "-z", path, timeout=600)
+        except exception.ProcessExecutionError:
+            size_mib = self.extent_range(name)[2] // (1024 * 1024)
+            self._execute("dd", "if=/dev/zero", "of=%s" % path, "bs=1M",
+                          "count=%d" % size_mib, "oflag=direct",
+                          "conv=fsync", timeout=3600)
+
+    # --- block devices ---
+
+    def get_device_path(self, name):
+        """A block device for LV ``name`` (created on demand, idempotent).
+
+        :returns: ``/dev/<vg>/<name>`` with device-mapper, else the loop
+            device over the LV's extents.
+        :raises VolumeNotFound: no such LV.
+        """
+        if self.device_mapper:
+            if not self.volume_exists(name):
+                raise VolumeNotFound(vg=self.vg_name, name=name)
+            self._execute("lvchange", "-ay", self._lv(name))
+            return "/dev/%s/%s" % (self.vg_name, name)
+        pv, offset, size = self.extent_range(name)
+        with self._loop_lock:
+            existing = self.find_loops(pv, offset, size)
+            if existing:
+                return existing[0]
+            out, _ = self._execute("losetup", "--show", "-f", "-o", offset,
+                                   "--sizelimit", size, pv)
+            loop = out.strip()
+            LOG.info("Mapped %s to %s (%s bytes at %s on %s)",
+                     self._lv(name), loop, size, offset, pv)
+            return loop
+
+    def release_device(self, name):
+        """Detach every loop device over LV ``name`` (no-op with dm)."""
+        if self.device_mapper:
+            return
+        try:
+            pv, offset, size = self.extent_range(name)
+        except VolumeNotFound:
+            return
+        with self._loop_lock:
+            for loop in self.find_loops(pv, offset, size):
+                LOG.info("Detaching %s from %s", loop, self._lv(name))
+                self._execute("losetup", "-d", loop)
+
+    def extent_range(self, name):
+        """``(pv, byte offset, byte size)`` of contiguous LV ``name``.
+
+        :raises VolumeNotFound: no such LV.
+        :raises NotContiguous: the LV has more than one segment.
+        """
+        out, _ = self._lvm("lvs", "--noheadings", "--units", "b",
+                           "--nosuffix", "--separator", "|",
+                           "-o", "lv_name,seg_pe_ranges,vg_extent_size",
+                           self.vg_name)
+        segments = [fields for fields in
+                    (line.strip().split("|") for line in out.splitlines())
+                    if fields[0] == name]
+        if not segments:
+            raise VolumeNotFound(vg=self.vg_name, name=name)
+        ranges = [s[1] for s in segments]
+        # One segment on one PV: "/dev/loop0:25-49".
+        if len(ranges) != 1 or " " in ranges[0].strip():
+            raise NotContiguous(vg=self.vg_name, name=name,
+                                ranges=" ".join(ranges))
+        pv, extents = ranges[0].strip().rsplit(":", 1)
+        first, last = (int(x) for x in extents.split("-"))
+        extent_size = int(segments[0][2])
+        out, _ = self._lvm("pvs", "--noheadings", "--units", "b",
+                           "--nosuffix", "-o", "pe_start", pv)
+        pe_start = int(out.strip())
+        return (pv, pe_start + first * extent_size,
+                (last - first + 1) * extent_size)
+
+    def find_loops(self, backing, offset, size):
+        """Loop devices over exactly ``size`` bytes at ``offset`` of
+        ``backing`` (see :meth:`extent_range`)."""
+        out, _ = self._execute("losetup", "--list", "--noheadings", "--raw",
+                               "--output", "NAME,OFFSET,SIZELIMIT,BACK-FILE")
+        loops = []
+        for line in out.splitlines():
+            fields = line.split(" ", 3)
+            if len(fields) != 4:
+                continue
+            loop, loop_offset, loop_size, back_file = fields
+            if (back_file.strip() == backing and int(loop_offset) == offset
+                    and int(loop_size) == size):
+                loops.append(loop)
+        return loops

@@ -1,0 +1,221 @@
+"""The LVM + tgt driver: one logical volume and one iSCSI target per volume.
+
+Storage comes from :class:`minicinder.volume.lvm.LVM` (logical volume
+``volume-<id>`` in ``[DEFAULT] volume_group``, reached through
+``/dev/<vg>/<lv>`` or, without device-mapper, a loop device over its
+extents) and the export from :class:`minicinder.volume.tgt.TgtAdm`
+(target ``<target_prefix>volume-<id>``, LUN 1, CHAP account per volume,
+ACL by initiator name). This module is the boundary where command
+failures become :class:`minicinder.exception.VolumeBackendError`.
+
+Speed: the handshake must not run ``lvs`` (~50 ms each), so the block
+device of each volume is mapped once, when the volume is created, and
+remembered; the cache is checked against sysfs (cheap file reads) before
+use and re-resolved through LVM only when it is stale.
+"""
+
+import functools
+import logging
+import os
+import threading
+
+from minicinder import exception
+from minicinder.volume import driver
+from minicinder.volume import lvm
+from minicinder.volume import tgt
+from ministack import exception as ms_exception
+from ministack import executor
+
+LOG = logging.getLogger(__name__)
+
+REQUIRED_TOOLS = ("lvcreate", "lvremove", "lvs", "vgs", "pvs", "losetup",
+                  "tgtadm", "blkdiscard", "dd")
+
+# tgt target ids are allocated by "highest + 1", so target creation is
+# serialised within the process; across processes a clash is retried.
+_TARGET_LOCK = threading.Lock()
+_TARGET_RETRIES = 3
+
+
+def translate_errors(fn):
+    """Command and LVM failures leave the driver as VolumeBackendError."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (ms_exception.ProcessExecutionError, lvm.VolumeNotFound,
+                lvm.NotContiguous) as exc:
+            raise exception.VolumeBackendError(
+                reason="%s: %s" % (fn.__name__, exc.format_message()))
+    return wrapper
+
+
+class LVMTgtDriver(driver.VolumeDriver):
+    """Thick LVM volumes exported by tgt with CHAP and initiator ACLs."""
+
+    def __init__(self, conf, execute=executor.execute):
+        self.conf = conf
+        self._execute = execute
+        self.vg = lvm.LVM(conf.volume_group, execute=execute)
+        self.tgt = tgt.TgtAdm(execute=execute)
+        self._devices = {}   # lv name -> (path, identity read from sysfs)
+
+    # --- set-up ---
+
+    def check_for_setup_error(self):
+        """Tools on PATH, the volume group present, tgtd answering."""
+        executor.require_tools(*REQUIRED_TOOLS)
+        try:
+            self._execute("vgs", "--noheadings", "-o", "vg_name",
+                          self.conf.volume_group)
+        except ms_exception.ProcessExecutionError:
+            raise exception.VolumeGroupNotFound(vg=self.conf.volume_group)
+        try:
+            self.tgt.show_targets()
+        except ms_exception.ProcessExecutionError as exc:
+            raise ms_exception.ConfigError(
+                reason="tgtd is not running or not reachable (tgtadm: %s)"
+                % exc.stderr.strip())
+
+    def _name(self, volume):
+        return self.conf.volume_name_template % volume.id
+
+    def _iqn(self, volume):
+        return self.conf.target_prefix + self._name(volume)
+
+    def _portal(self):
+        return "%s:%s" % (self.conf.target_ip_address, self.conf.target_port)
+
+    # --- volumes ---
+
+    @translate_errors
+    def create_volume(self, volume):
+        name = self._name(volume)
+        self.vg.create_volume(name, volume.size)
+        try:
+            self._device(name)
+        except Exception:
+            self.vg.delete_volume(name)
+            raise
+        return {}
+
+    @translate_errors
+    def delete_volume(self, volume):
+        """Export first, then the data (zeroed), then the LV and loops."""
+        name = self._name(volume)
+        self._remove_target(volume)
+        if self.vg.volume_exists(name):
+            if self.conf.volume_clear == "zero":
+                self.vg.clear_volume(name)
+            self.vg.delete_volume(name)
+        self._devices.pop(name, None)
+
+    # --- exports ---
+
+    @translate_errors
+    def create_export(self, volume):
+        chap = driver.parse_provider_auth(volume.provider_auth) or \
+            driver.generate_chap()
+        tid = self._create_target(volume, chap, ())
+        return {"provider_location": "%s,%s %s 1" % (
+                    self._portal(), tid, self._iqn(volume)),
+                "provider_auth": "CHAP %s %s" % chap}
+
+    @translate_errors
+    def ensure_export(self, volume, initiators):
+        chap = driver.parse_provider_auth(volume.provider_auth)
+        self._create_target(volume, chap, initiators)
+
+    @translate_errors
+    def remove_export(self, volume):
+        self._remove_target(volume)
+
+    @translate_errors
+    def initialize_connection(self, volume, connector):
+        initiator = driver.require_initiator(connector)
+        iqn = self._iqn(volume)
+        with _TARGET_LOCK:
+            target = self.tgt.find_target(iqn)
+            if target is None:
+                raise exception.VolumeBackendError(
+                    reason="target %s is not exported" % iqn)
+            if initiator not in target["acls"]:
+                self.tgt.bind_initiator(target["tid"], initiator)
+        user, password = driver.parse_provider_auth(volume.provider_auth)
+        return {"driver_volume_type": "iscsi", "data": {
+            "target_discovered": False,
+            "target_iqn": iqn,
+            "target_portal": self._portal(),
+            "target_lun": 1,
+            "target_iqns": [iqn],
+            "target_portals": [self._portal()],
+            "target_luns": [1],
+            "volume_id": volume.id,
+            "auth_method": "CHAP",
+            "auth_username": user,
+            "auth_password": password,
+            "encrypted": False,
+            "discard": False,
+            "qos_specs": None,
+            "cacheable": False,
+        }}
+
+    @translate_errors
+    def terminate_connection(self, volume, connector):
+        initiator = (connector or {}).get("initiator")
+        if initiator:
+            with _TARGET_LOCK:
+                self.tgt.unbind_initiator(self._iqn(volume), initiator)
+
+    # --- helpers ---
+
+    def _create_target(self, volume, chap, initiators):
+        path = self._device(self._name(volume))
+        for attempt in range(1, _TARGET_RETRIES + 1):
+            try:
+                with _TARGET_LOCK:
+                    return self.tgt.create_target(
+                        self._iqn(volume), path, lun=1, chap=chap,
+                        initiators=initiators)
+            except ms_exception.ProcessExecutionError:
+                # Another process may have taken the same tid; retry.
+                if attempt == _TARGET_RETRIES:
+                    raise
+                LOG.warning("Creating target %s failed (attempt %d); "
+                            "retrying", self._iqn(volume), attempt)
+
+    def _remove_target(self, volume):
+        with _TARGET_LOCK:
+            self.tgt.delete_target(self._iqn(volume))
+
+    def _device(self, name):
+        """The volume's block device, from the cache when still valid."""
+        cached = self._devices.get(name)
+        if cached and _identity(cached[0]) == cached[1]:
+            return cached[0]
+        path = self.vg.get_device_path(name)
+        identity = _identity(path)
+        if identity:
+            self._devices[name] = (path, identity)
+        return path
+
+
+def _identity(path):
+    """What a block device is, from sysfs: a loop's backing file, offset
+    and size; for other devices just that the path exists."""
+    base = os.path.basename(path)
+    loop_dir = "/sys/block/%s/loop" % base
+    if base.startswith("loop") and os.path.isdir("/sys/block/%s" % base):
+        try:
+            return tuple(_read("%s/%s" % (loop_dir, field))
+                         for field in ("backing_file", "offset",
+                                       "sizelimit"))
+        except OSError:
+            return None
+    return os.path.exists(path) or None
+
+
+def _read(path):
+    with open(path) as f:
+        return f.read().strip()

@@ -1,0 +1,234 @@
+"""The volume manager: the only code that drives the storage backend.
+
+Upstream splits cinder-api and cinder-volume over RPC; minicinder runs the
+manager in the API process (no RPC inside cinder) with a small thread pool
+for the slow, asynchronous jobs (create and delete), and calls it directly
+for the fast synchronous ones (export and connection on attachment update).
+
+Rules kept here:
+
+* driver calls never run inside a database transaction (a slow ``dd``
+  must not hold SQLite's write lock);
+* every operation touching a volume's export runs under that volume's
+  lock, so an export is never torn down while another request builds it;
+* each side effect has its undo: a connection whose database write fails
+  is disconnected again, and an initiator is revoked only when no other
+  attachment of the volume still uses it;
+* an export lives from the volume's first connection until the volume is
+  deleted; access is the ACL, changed on every attach and detach.
+"""
+
+import concurrent.futures
+import logging
+
+from oslo_concurrency import lockutils
+
+from minicinder import exception
+from minicinder.db import api as db
+from minicinder.db import models
+from minicinder.volume import driver as volume_driver
+from minicinder.volume import states
+from ministack import db as ms_db
+
+LOG = logging.getLogger(__name__)
+
+
+class InlineExecutor:
+    """Runs submitted jobs at once; unit tests use it instead of threads."""
+
+    def submit(self, fn, *args, **kwargs):
+        future = concurrent.futures.Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except Exception as exc:  # the job logs its own failure
+            future.set_exception(exc)
+        return future
+
+    def shutdown(self, wait=True):
+        pass
+
+
+def volume_lock(volume_id):
+    """The in-process lock serialising export changes of one volume."""
+    return lockutils.lock("minicinder-volume-%s" % volume_id)
+
+
+class VolumeManager:
+    """Creates, deletes, exports and connects volumes through a driver.
+
+    :param database: a :class:`minicinder.db.session.Database`.
+    :param driver: a :class:`minicinder.volume.driver.VolumeDriver`.
+    :param executor: runs asynchronous jobs (default: a thread pool).
+    """
+
+    def __init__(self, database, driver, host, executor=None,
+                 workers=4):
+        self.database = database
+        self.driver = driver
+        self.host = host
+        self.executor = executor or concurrent.futures.ThreadPoolExecutor(
+            max_workers=workers, thread_name_prefix="volume-manager")
+
+    # --- life cycle ---
+
+    def init_host(self):
+        """Recover after a restart: rebuild exports, settle stuck jobs.
+
+        The database is the source of truth. A volume still ``creating``
+        was interrupted (its half-made device is removed and it goes to
+        ``error``); a ``deleting`` one is deleted again; every volume with
+        an export gets its target, CHAP account and ACL (the initiators of
+        its connected attachments) rebuilt, because tgt keeps its targets
+        only in memory.
+        """
+        with self.database.read() as session:
+            volumes = db.volumes_for_host(session, self.host)
+            work = []
+            for volume in volumes:
+                initiators = sorted({
+                    c["initiator"] for c in (
+                        db.load_json(a.connector) for a in
+                        volume.volume_attachment)
+                    if c and c.get("initiator")})
+                work.append((volume_driver.VolumeRef.from_model(volume),
+                             volume.status, initiators))
+        for ref, status, initiators in work:
+            if status == states.CREATING:
+                LOG.warning("Volume %s was being created when the service "
+                            "stopped; marking it error", ref.id)
+                self._safe(self.driver.delete_volume, ref)
+                self._transition(ref.id, "create_failed")
+            elif status == states.DELETING:
+                self.executor.submit(self.delete_volume, ref.id)
+            elif ref.provider_location:
+                try:
+                    self.driver.ensure_export(ref, initiators)
+                    LOG.info("Rebuilt export of volume %s for [%s]",
+                             ref.id, ", ".join(initiators))
+                except exception.VolumeBackendError:
+                    LOG.exception("Could not rebuild export of volume %s",
+                                  ref.id)
+
+    def stop(self):
+        self.executor.shutdown(wait=True)
+
+    # --- asynchronous jobs ---
+
+    def create_volume_async(self, volume_id):
+        return self.executor.submit(self.create_volume, volume_id)
+
+    def delete_volume_async(self, volume_id):
+        return self.executor.submit(self.delete_volume, volume_id)
+
+    def create_volume(self, volume_id):
+        """creating -> available, or error with the reason logged."""
+        ref = self._ref(volume_id)
+        try:
+            update = self.driver.create_volume(ref) or {}
+        except Exception as exc:
+            LOG.error("Volume %s could not be created: %s", volume_id, exc)
+            self._safe(self.driver.delete_volume, ref)
+            self._transition(volume_id, "create_failed")
+            return
+        update["launched_at"] = ms_db.utcnow()
+        if not self._transition(volume_id, "create_done", update):
+            LOG.error("Volume %s left 'creating' during create; removing "
+                      "its device", volume_id)
+            self._safe(self.driver.delete_volume, ref)
+        else:
+            LOG.info("Volume %s created (%s GiB)", volume_id, ref.size)
+
+    def delete_volume(self, volume_id):
+        """deleting -> deleted (wiped first), or error_deleting."""
+        with volume_lock(volume_id):
+            ref = self._ref(volume_id)
+            try:
+                self.driver.delete_volume(ref)
+            except Exception as exc:
+                LOG.error("Volume %s could not be deleted: %s",
+                          volume_id, exc)
+                self._transition(volume_id, "delete_failed")
+                return
+            with self.database.write() as session:
+                db.volume_soft_delete(session, volume_id)
+        LOG.info("Volume %s deleted", volume_id)
+
+    # --- connections (synchronous, called under volume_lock) ---
+
+    def connect(self, volume_id, connector):
+        """Export the volume if needed and admit the connector's initiator.
+
+        The export (target, LUN, CHAP account) is made on the first
+        connection and kept; later connections only add the initiator to
+        its ACL. Its CHAP credentials are persisted before any initiator
+        is admitted, so a crash never leaves an export whose password only
+        tgt knows.
+
+        :returns: the driver's connection_info.
+        :raises InvalidConnector, VolumeBackendError:
+        """
+        volume_driver.require_initiator(connector)
+        ref = self._ref(volume_id)
+        if ref.provider_location:
+            try:
+                return self.driver.initialize_connection(ref, connector)
+            except exception.VolumeBackendError:
+                # tgtd lost the target (restarted under us): rebuild it.
+                LOG.warning("Export of volume %s is gone; re-creating it",
+                            volume_id)
+        created = not ref.provider_location
+        export = self.driver.create_export(ref)
+        try:
+            with self.database.write() as session:
+                db.volume_update(session, volume_id, export)
+            ref = self._ref(volume_id)
+            return self.driver.initialize_connection(ref, connector)
+        except Exception:
+            if created:
+                self._safe(self.driver.remove_export, ref)
+                with self.database.write() as session:
+                    db.volume_update(session, volume_id,
+                                     {"provider_location": None})
+            raise
+
+    def disconnect(self, volume_id, connector, leaving_attachment=None):
+        """Revoke ``connector``'s initiator unless another attachment of the
+        volume still uses it.
+
+        The target itself stays (with an empty ACL nobody can log in, and
+        CHAP still guards it) until the volume is deleted: re-creating it
+        on every attach cost five tgtadm calls per handshake.
+
+        :param leaving_attachment: id of the attachment going away (it is
+            not counted as a remaining user).
+        """
+        ref = self._ref(volume_id)
+        with self.database.read() as session:
+            remaining = [
+                db.load_json(a.connector) for a in
+                db.attachments_for_volume(session, volume_id)
+                if a.id != leaving_attachment]
+        initiators = {c.get("initiator") for c in remaining if c}
+        initiator = (connector or {}).get("initiator")
+        if initiator and initiator not in initiators:
+            self.driver.terminate_connection(ref, connector)
+
+    # --- helpers ---
+
+    def _ref(self, volume_id):
+        with self.database.read() as session:
+            volume = session.get(models.Volume, volume_id)
+            return volume_driver.VolumeRef.from_model(volume)
+
+    def _transition(self, volume_id, action, values=None):
+        with self.database.write() as session:
+            volume = session.get(models.Volume, volume_id)
+            return db.volume_transition(session, volume, action, values)
+
+    @staticmethod
+    def _safe(fn, *args):
+        """Run an undo step; log instead of masking the original error."""
+        try:
+            fn(*args)
+        except Exception:
+            LOG.exception("Cleanup step %s failed", fn.__name__)

@@ -1,0 +1,124 @@
+"""Volume and attachment states, and the table of legal transitions.
+
+States are data: every state change in minicinder names an action from
+:data:`VOLUME_TRANSITIONS` or :data:`ATTACHMENT_TRANSITIONS`, and
+``minicinder.db.api`` applies it as one compare-and-swap
+(``UPDATE ... WHERE status IN expected``), so two requests racing for the
+same volume cannot both win and a failed precondition changes nothing.
+"""
+
+import typing
+
+# --- volume.status (what users see) --------------------------------------
+CREATING = "creating"            # the backend is carving the logical volume
+AVAILABLE = "available"          # no attachment holds the volume
+RESERVED = "reserved"            # an attachment exists, no connector yet
+ATTACHING = "attaching"          # exported to a connector / legacy reserve
+IN_USE = "in-use"                # at least one attachment is complete
+DETACHING = "detaching"          # nova began detaching (os-begin_detaching)
+DELETING = "deleting"            # the backend is wiping and removing it
+DELETED = "deleted"              # soft-deleted row
+ERROR = "error"                  # create failed; see the log for the reason
+ERROR_DELETING = "error_deleting"  # delete failed; retry the delete
+ERROR_ATTACHING = "error_attaching"
+ERROR_DETACHING = "error_detaching"
+MAINTENANCE = "maintenance"      # admin-set; blocks connections
+DOWNLOADING = "downloading"      # never set here (no image service yet)
+
+VOLUME_STATUSES = (CREATING, AVAILABLE, RESERVED, ATTACHING, IN_USE,
+                   DETACHING, DELETING, ERROR, ERROR_DELETING,
+                   ERROR_ATTACHING, ERROR_DETACHING, MAINTENANCE,
+                   DOWNLOADING)
+
+# --- attachment.attach_status and volume.attach_status -------------------
+ATT_RESERVED = "reserved"
+ATT_ATTACHING = "attaching"
+ATT_ATTACHED = "attached"
+ATT_DETACHED = "detached"
+ATT_ERROR_ATTACHING = "error_attaching"
+ATT_ERROR_DETACHING = "error_detaching"
+ATT_DELETED = "deleted"
+
+ATTACH_STATUSES = (ATT_RESERVED, ATT_ATTACHING, ATT_ATTACHED, ATT_DETACHED,
+                   ATT_ERROR_ATTACHING, ATT_ERROR_DETACHING)
+
+# Volume statuses from which DELETE is accepted (upstream's list).
+DELETABLE = (AVAILABLE, ERROR, ERROR_DELETING, "error_restoring",
+             "error_extending", "error_managing")
+
+
+class Transition(typing.NamedTuple):
+    """``expected`` statuses before, ``target`` status after.
+
+    ``attach_status`` (optional) is written to the volume's attach_status
+    alongside; ``expected_attach`` (optional) also guards it.
+    """
+
+    expected: tuple
+    target: str
+    attach_status: str | None = None
+    expected_attach: tuple | None = None
+
+
+VOLUME_TRANSITIONS = {
+    # asynchronous create / delete (the manager)
+    ("create_done", False): Transition((CREATING,), AVAILABLE),
+    ("create_failed", False): Transition((CREATING,), ERROR),
+    ("delete", False): Transition(DELETABLE, DELETING),
+    ("delete_failed", False): Transition((DELETING,), ERROR_DELETING),
+    # attachments API (3.27+): POST without connector reserves...
+    ("reserve", False): Transition((AVAILABLE, DOWNLOADING), RESERVED),
+    ("reserve", True): Transition((AVAILABLE, IN_USE, DOWNLOADING), RESERVED),
+    # ...PUT (or POST with a connector) exports and connects...
+    ("connect", False): Transition((RESERVED, ATTACHING, IN_USE), ATTACHING,
+                                   attach_status=ATT_ATTACHING),
+    ("connect", True): Transition((RESERVED, ATTACHING, IN_USE), ATTACHING,
+                                  attach_status=ATT_ATTACHING),
+    # ...and os-complete (3.44) marks it in use.
+    ("complete", False): Transition((RESERVED, ATTACHING, IN_USE), IN_USE,
+                                    attach_status=ATT_ATTACHED),
+    ("complete", True): Transition((RESERVED, ATTACHING, IN_USE), IN_USE,
+                                   attach_status=ATT_ATTACHED),
+    # legacy volume actions
+    ("os-reserve", False): Transition((AVAILABLE,), ATTACHING),
+    ("os-reserve", True): Transition((AVAILABLE, IN_USE), ATTACHING),
+    ("os-attach", False): Transition((AVAILABLE, RESERVED, ATTACHING),
+                                     IN_USE, attach_status=ATT_ATTACHED),
+    ("os-attach", True): Transition((AVAILABLE, RESERVED, ATTACHING, IN_USE),
+                                    IN_USE, attach_status=ATT_ATTACHED),
+    ("os-begin_detaching", False): Transition(
+        (IN_USE,), DETACHING, expected_attach=(ATT_ATTACHED,)),
+    ("os-roll_detaching", False): Transition((DETACHING,), IN_USE),
+}
+
+ATTACHMENT_TRANSITIONS = {
+    # PUT may be repeated (nova re-sends the connector on retries).
+    "connect": Transition((ATT_RESERVED, ATT_ATTACHING), ATT_ATTACHING),
+    "complete": Transition((ATT_ATTACHING, ATT_ATTACHED), ATT_ATTACHED),
+}
+
+
+def volume_transition(action, multiattach=False):
+    """The :class:`Transition` for ``action`` on a (multiattach) volume."""
+    key = (action, bool(multiattach))
+    if key not in VOLUME_TRANSITIONS:
+        key = (action, False)
+    return VOLUME_TRANSITIONS[key]
+
+
+# Upstream sorts the remaining attach statuses and takes the first, which
+# gives this priority; error_* attachments are ignored.
+_RECOMPUTE_PRIORITY = (ATT_ATTACHED, ATT_ATTACHING, "detaching", ATT_RESERVED)
+
+
+def statuses_from_attachments(attach_statuses):
+    """``(volume status, volume attach_status)`` after a detach.
+
+    :param attach_statuses: attach_status of every remaining live
+        attachment of the volume.
+    """
+    live = [s for s in attach_statuses if not s.startswith("error")]
+    for status in _RECOMPUTE_PRIORITY:
+        if status in live:
+            return {ATT_ATTACHED: IN_USE}.get(status, status), status
+    return AVAILABLE, ATT_DETACHED

@@ -1,0 +1,204 @@
+"""minicinder.volume.lvm: the commands the LVM adapter runs (no LVM needed)."""
+
+import pytest
+
+from minicinder.volume import lvm
+from ministack import exception
+
+VG = "stack-volumes-lvmdriver-1"
+MiB = 1024 * 1024
+EXTENT = 4 * MiB
+PE_START = 1 * MiB
+
+
+class FakeExecute:
+    """Records every argv; answers from a table of argv-prefix -> output.
+
+    An answer may be a string (stdout) or an exception instance to raise.
+    """
+
+    def __init__(self, answers=None):
+        self.calls = []
+        self.answers = answers or {}
+
+    def __call__(self, *argv, **kwargs):
+        argv = tuple(str(a) for a in argv)
+        self.calls.append(argv)
+        for prefix, answer in self.answers.items():
+            if argv[:len(prefix)] == prefix or _strip_config(argv)[
+                    :len(prefix)] == prefix:
+                if isinstance(answer, Exception):
+                    raise answer
+                return answer, ""
+        return "", ""
+
+    def commands(self, name):
+        return [c for c in self.calls if c[0] == name]
+
+
+def _strip_config(argv):
+    """argv without lvm's --config option, to match answers simply."""
+    if len(argv) > 2 and argv[1] == "--config":
+        return argv[:1] + argv[3:]
+    return argv
+
+
+def lvs_answer(*lvs):
+    """Answers for `lvs` listing (name, first extent, last extent) LVs."""
+    sizes = "\n".join("  %s|%d" % (n, (b - a + 1) * EXTENT) for n, a, b in lvs)
+    ranges = "\n".join("  %s|/dev/loop1:%d-%d|%d" % (n, a, b, EXTENT)
+                       for n, a, b in lvs)
+    return sizes, ranges
+
+
+def make_lvm(lvs=(), loops="", device_mapper=False, extra=None):
+    sizes, ranges = lvs_answer(*lvs)
+    answers = {
+        ("lvs", "--noheadings", "--units", "b", "--nosuffix", "--separator",
+         "|", "-o", "lv_name,lv_size"): sizes,
+        ("lvs", "--noheadings", "--units", "b", "--nosuffix", "--separator",
+         "|", "-o", "lv_name,seg_pe_ranges,vg_extent_size"): ranges,
+        ("pvs",): "  %d\n" % PE_START,
+        ("losetup", "--list"): loops,
+        ("losetup", "--show"): "/dev/loop7\n",
+    }
+    answers.update(extra or {})
+    fake = FakeExecute(answers)
+    return lvm.LVM(VG, execute=fake, device_mapper=device_mapper), fake
+
+
+def test_device_mapper_is_detected_once():
+    """dmsetup runs once; its verdict picks the lvm --config."""
+    fake = FakeExecute({("dmsetup", "version"): "Library version: 1.02\n"})
+    vg = lvm.LVM(VG, execute=fake)
+    assert vg.device_mapper is False
+    assert vg.device_mapper is False
+    vg.list_volumes()
+    assert len(fake.commands("dmsetup")) == 1
+    assert fake.commands("lvs")[0][1:3] == ("--config",
+                                           "global{activation=0}")
+
+
+def test_device_mapper_present():
+    fake = FakeExecute({("dmsetup", "version"):
+                        "Library version: 1\nDriver version: 4.47.0\n"})
+    assert lvm.LVM(VG, execute=fake).device_mapper is True
+
+
+def test_list_volumes_parses_names_and_sizes():
+    vg, _ = make_lvm(lvs=[("volume-a", 0, 255), ("volume-b", 256, 511)])
+    assert vg.list_volumes() == [{"name": "volume-a", "size": 1024 * MiB},
+                                 {"name": "volume-b", "size": 1024 * MiB}]
+
+
+def test_create_volume_is_contiguous_and_not_activated_without_dm():
+    vg, fake = make_lvm()
+    vg.create_volume("volume-a", 2)
+    (call,) = fake.commands("lvcreate")
+    assert call[1:3] == ("--config", "global{activation=0}")
+    assert ("--alloc", "contiguous") == call[call.index("--alloc"):][:2]
+    assert "-an" in call and "-Zn" in call
+    assert call[call.index("-L") + 1] == "2g"
+    assert call[-1] == VG
+
+
+def test_create_volume_with_dm_activates_normally():
+    vg, fake = make_lvm(device_mapper=True)
+    vg.create_volume("volume-a", 1)
+    (call,) = fake.commands("lvcreate")
+    assert "--config" not in call and "-an" not in call
+    assert "contiguous" in call
+
+
+def test_create_volume_is_idempotent():
+    vg, fake = make_lvm(lvs=[("volume-a", 0, 255)])
+    vg.create_volume("volume-a", 1)
+    assert fake.commands("lvcreate") == []
+
+
+def test_device_path_with_dm_is_the_lv_path():
+    vg, fake = make_lvm(lvs=[("volume-a", 0, 255)], device_mapper=True)
+    assert vg.get_device_path("volume-a") == "/dev/%s/volume-a" % VG
+    assert fake.commands("lvchange") == [("lvchange", "-ay",
+                                          VG + "/volume-a")]
+    assert fake.commands("losetup") == []
+
+
+def test_device_path_without_dm_maps_the_extents():
+    """Offset = pe_start + first extent * extent size; size = extents."""
+    vg, fake = make_lvm(lvs=[("volume-a", 0, 24), ("volume-b", 25, 49)])
+    assert vg.get_device_path("volume-b") == "/dev/loop7"
+    (create,) = [c for c in fake.commands("losetup") if "--show" in c]
+    assert create == ("losetup", "--show", "-f",
+                      "-o", str(PE_START + 25 * EXTENT),
+                      "--sizelimit", str(25 * EXTENT), "/dev/loop1")
+
+
+def test_device_path_reuses_an_existing_loop():
+    loops = ("/dev/loop1 0 0 /var/lib/ministack/backing-file\n"
+             "/dev/loop5 %d %d /dev/loop1\n" % (PE_START, 25 * EXTENT))
+    vg, fake = make_lvm(lvs=[("volume-a", 0, 24)], loops=loops)
+    assert vg.get_device_path("volume-a") == "/dev/loop5"
+    assert [c for c in fake.commands("losetup") if "--show" in c] == []
+
+
+def test_missing_lv_has_no_device():
+    vg, _ = make_lvm()
+    with pytest.raises(lvm.VolumeNotFound):
+        vg.get_device_path("volume-x")
+
+
+def test_non_contiguous_lv_cannot_be_mapped():
+    vg, fake = make_lvm()
+    fake.answers[("lvs", "--noheadings", "--units", "b", "--nosuffix",
+                  "--separator", "|", "-o",
+                  "lv_name,seg_pe_ranges,vg_extent_size")] = (
+        "  volume-a|/dev/loop1:0-9|4194304\n"
+        "  volume-a|/dev/loop1:20-29|4194304\n")
+    with pytest.raises(lvm.NotContiguous):
+        vg.get_device_path("volume-a")
+
+
+def test_release_device_detaches_only_matching_loops():
+    loops = ("/dev/loop5 %d %d /dev/loop1\n"
+             "/dev/loop6 %d %d /dev/loop1\n"
+             % (PE_START, 25 * EXTENT, PE_START + 25 * EXTENT, 25 * EXTENT))
+    vg, fake = make_lvm(lvs=[("volume-a", 0, 24), ("volume-b", 25, 49)],
+                        loops=loops)
+    vg.release_device("volume-a")
+    assert [c for c in fake.commands("losetup") if "-d" in c] == [
+        ("losetup", "-d", "/dev/loop5")]
+
+
+def test_delete_volume_releases_then_removes():
+    loops = "/dev/loop5 %d %d /dev/loop1\n" % (PE_START, 25 * EXTENT)
+    vg, fake = make_lvm(lvs=[("volume-a", 0, 24)], loops=loops)
+    vg.delete_volume("volume-a")
+    detach = fake.calls.index(("losetup", "-d", "/dev/loop5"))
+    remove = [i for i, c in enumerate(fake.calls) if c[0] == "lvremove"]
+    assert remove and remove[0] > detach
+    assert fake.calls[remove[0]][-2:] == ("-f", VG + "/volume-a")
+
+
+def test_delete_missing_volume_is_a_no_op():
+    vg, fake = make_lvm()
+    vg.delete_volume("volume-x")
+    assert fake.commands("lvremove") == []
+
+
+def test_clear_volume_zeroes_with_blkdiscard():
+    vg, fake = make_lvm(lvs=[("volume-a", 0, 24)])
+    vg.clear_volume("volume-a")
+    assert fake.commands("blkdiscard") == [("blkdiscard", "-z",
+                                            "/dev/loop7")]
+    assert fake.commands("dd") == []
+
+
+def test_clear_volume_falls_back_to_dd():
+    vg, fake = make_lvm(lvs=[("volume-a", 0, 24)], extra={
+        ("blkdiscard",): exception.ProcessExecutionError(
+            cmd=["blkdiscard"], exit_code=1)})
+    vg.clear_volume("volume-a")
+    (dd,) = fake.commands("dd")
+    assert "of=/dev/loop7" in dd and "if=/dev/zero" in dd
+    assert "count=%d" % (25 * EXTENT // MiB) in dd
