@@ -122,6 +122,9 @@ def check_broker(transport, timeout=10):
 
 
 def get_client(transport, target, version_cap=None, timeout=None):
+    # A transport built directly (fake:/ in tests) has not been through
+    # get_transport, so make sure its conf has the tracing groups too.
+    _register_tracing_opts(transport.conf)
     return messaging.get_rpc_client(
         transport, target, version_cap=version_cap, timeout=timeout,
         serializer=RequestContextSerializer())
@@ -129,6 +132,7 @@ def get_client(transport, target, version_cap=None, timeout=None):
 
 def get_server(transport, target, endpoints):
     """An RPC server with native threads (executor='threading')."""
+    _register_tracing_opts(transport.conf)
     return messaging.get_rpc_server(
         transport, target, endpoints, executor="threading",
         serializer=RequestContextSerializer())

@@ -17,7 +17,9 @@ Concurrency rules live here rather than in the callers:
 * Non-admin contexts only see instances of their own project.
 
 Call :func:`configure` once per process with the engine before anything
-else.
+else. Instances and BDMs live here; actions/events (``actions.py``) and
+services/flavors (``services.py``) are re-exported so callers only ever
+import ``ministack.nova_db.api``.
 """
 
 import datetime
@@ -30,8 +32,14 @@ import sqlalchemy as sa
 from minicompute import exception
 from ministack import db
 from ministack.nova_db import models
-
-_SESSIONMAKER = None
+from ministack.nova_db import session
+from ministack.nova_db.actions import (  # noqa: F401 (re-exported)
+    action_event_finish, action_event_start, action_events_get,
+    action_finish, action_get_all, action_get_by_request_id, action_start)
+from ministack.nova_db.services import (  # noqa: F401 (re-exported)
+    flavor_create, flavor_get, flavor_get_all, service_get_all,
+    service_get_by_host_and_binary, service_heartbeat, service_is_up)
+from ministack.nova_db.session import scope as _scope
 
 # Sentinel for "no compare-and-swap on this column" (None is a real value).
 UNSET = object()
@@ -39,14 +47,7 @@ UNSET = object()
 
 def configure(engine):
     """Point this module at ``engine`` (call once at service start-up)."""
-    global _SESSIONMAKER
-    _SESSIONMAKER = db.make_sessionmaker(engine)
-
-
-def _scope():
-    if _SESSIONMAKER is None:
-        raise RuntimeError("ministack.nova_db.api.configure() was not called")
-    return db.session_scope(_SESSIONMAKER)
+    session.configure(engine)
 
 
 def to_dict(row):
@@ -64,10 +65,6 @@ def to_dict(row):
     if isinstance(row, models.Instance):
         out["name"] = row.name
     return out
-
-
-def _soft_delete_values(row_id):
-    return {"deleted": row_id, "deleted_at": db.utcnow()}
 
 
 # --- instances -------------------------------------------------------------
@@ -308,196 +305,3 @@ def bdm_destroy(ctxt, bdm_id):
         if bdm is not None:
             bdm.deleted = bdm.id
             bdm.deleted_at = db.utcnow()
-
-
-# --- instance actions and events --------------------------------------------
-
-def action_start(ctxt, instance_uuid, action):
-    """Record that ``action`` started on the instance for this request."""
-    with _scope() as session:
-        row = models.InstanceAction(
-            action=action, instance_uuid=instance_uuid,
-            request_id=ctxt.request_id, user_id=ctxt.user_id,
-            project_id=ctxt.project_id, start_time=db.utcnow())
-        session.add(row)
-    return row
-
-
-def _action_for_request(session, instance_uuid, request_id):
-    action = session.query(models.InstanceAction).filter_by(
-        instance_uuid=instance_uuid, request_id=request_id,
-        deleted=0).order_by(models.InstanceAction.id.desc()).first()
-    if action is None:
-        raise exception.InstanceActionNotFound(request_id=request_id,
-                                               instance_uuid=instance_uuid)
-    return action
-
-
-def action_finish(ctxt, instance_uuid, message=None):
-    """Stamp the finish time on this request's action.
-
-    :raises InstanceActionNotFound:
-    """
-    with _scope() as session:
-        action = _action_for_request(session, instance_uuid,
-                                     ctxt.request_id)
-        action.finish_time = db.utcnow()
-        if message is not None:
-            action.message = message
-    return action
-
-
-def action_event_start(ctxt, instance_uuid, event, host):
-    """Add ``event`` (e.g. compute_attach_volume) to this request's action.
-
-    :raises InstanceActionNotFound: no action for ``ctxt.request_id``.
-    """
-    with _scope() as session:
-        action = _action_for_request(session, instance_uuid,
-                                     ctxt.request_id)
-        row = models.InstanceActionEvent(
-            event=event, action_id=action.id, host=host,
-            start_time=db.utcnow())
-        session.add(row)
-        action.updated_at = db.utcnow()
-    return row
-
-
-def action_event_finish(ctxt, instance_uuid, event, host, result="Success",
-                        details=None, traceback=None):
-    """Finish ``event``; an ``Error`` result also marks the action Error.
-
-    :raises InstanceActionNotFound: no action for ``ctxt.request_id``.
-    :raises InstanceActionEventNotFound: the event was never started.
-    """
-    with _scope() as session:
-        action = _action_for_request(session, instance_uuid,
-                                     ctxt.request_id)
-        row = session.query(models.InstanceActionEvent).filter_by(
-            action_id=action.id, event=event, deleted=0).order_by(
-            models.InstanceActionEvent.id.desc()).first()
-        if row is None:
-            raise exception.InstanceActionEventNotFound(event=event,
-                                                        action_id=action.id)
-        now = db.utcnow()
-        row.finish_time = now
-        row.result = result
-        row.host = host
-        row.details = details
-        row.traceback = traceback
-        action.updated_at = now
-        if result.lower() == "error":
-            action.message = "Error"
-    return row
-
-
-def action_get_all(ctxt, instance_uuid):
-    """The instance's actions, newest first (as nova's API lists them)."""
-    with _scope() as session:
-        return session.query(models.InstanceAction).filter_by(
-            instance_uuid=instance_uuid, deleted=0).order_by(
-            models.InstanceAction.created_at.desc(),
-            models.InstanceAction.id.desc()).all()
-
-
-def action_get_by_request_id(ctxt, instance_uuid, request_id):
-    """The instance's action for ``request_id``.
-
-    :raises InstanceActionNotFound:
-    """
-    with _scope() as session:
-        return _action_for_request(session, instance_uuid, request_id)
-
-
-def action_events_get(ctxt, action_id):
-    """The events of action ``action_id``, newest first."""
-    with _scope() as session:
-        return session.query(models.InstanceActionEvent).filter_by(
-            action_id=action_id, deleted=0).order_by(
-            models.InstanceActionEvent.created_at.desc(),
-            models.InstanceActionEvent.id.desc()).all()
-
-
-# --- services ---------------------------------------------------------------
-
-def service_heartbeat(ctxt, host, binary, topic):
-    """Create the service row or bump its report_count and last_seen_up."""
-    now = db.utcnow()
-    with _scope() as session:
-        service = session.query(models.Service).filter_by(
-            host=host, binary=binary, deleted=0).one_or_none()
-        if service is None:
-            service = models.Service(
-                uuid=str(uuidlib.uuid4()), host=host, binary=binary,
-                topic=topic, report_count=1, last_seen_up=now)
-            session.add(service)
-        else:
-            service.report_count = (service.report_count or 0) + 1
-            service.last_seen_up = now
-            service.topic = topic
-    return service
-
-
-def service_get_all(ctxt, binary=None):
-    """Every live service row (optionally of one ``binary``)."""
-    with _scope() as session:
-        query = session.query(models.Service).filter_by(deleted=0)
-        if binary:
-            query = query.filter_by(binary=binary)
-        return query.order_by(models.Service.id).all()
-
-
-def service_get_by_host_and_binary(ctxt, host, binary):
-    """The service ``binary`` on ``host``.
-
-    :raises ComputeHostNotFound:
-    """
-    with _scope() as session:
-        service = session.query(models.Service).filter_by(
-            host=host, binary=binary, deleted=0).one_or_none()
-    if service is None:
-        raise exception.ComputeHostNotFound(host=host)
-    return service
-
-
-def service_is_up(service, down_time=60):
-    """Whether ``service`` reported within the last ``down_time`` seconds."""
-    if service.forced_down:
-        return False
-    last = service.last_seen_up or service.updated_at or service.created_at
-    if last is None:
-        return False
-    elapsed = (db.utcnow() - last).total_seconds()
-    return abs(elapsed) <= down_time
-
-
-# --- flavors -
-
-def flavor_create(ctxt, values):
-    """Create a flavor (``flavorid`` is its public id)."""
-    with _scope() as session:
-        flavor = models.Flavor(**values)
-        session.add(flavor)
-    return flavor
-
-
-def flavor_get_all(ctxt):
-    """Every enabled flavor, by memory size as nova lists them."""
-    with _scope() as session:
-        return session.query(models.Flavor).filter(
-            sa.or_(models.Flavor.disabled.is_(False),
-                   models.Flavor.disabled.is_(None))).order_by(
-            models.Flavor.memory_mb, models.Flavor.flavorid).all()
-
-
-def flavor_get(ctxt, flavorid):
-    """The flavor with public id ``flavorid``.
-
-    :raises FlavorNotFound:
-    """
-    with _scope() as session:
-        flavor = session.query(models.Flavor).filter_by(
-            flavorid=str(flavorid)).one_or_none()
-    if flavor is None:
-        raise exception.FlavorNotFound(flavor_id=flavorid)
-    return flavor

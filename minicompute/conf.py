@@ -1,0 +1,173 @@
+"""Configuration options of minicompute (the nova-compute agent).
+
+Groups:
+
+* ``[compute]``: the service heartbeat and per-instance limits.
+* ``[libvirt]``: how the hypervisor is reached and how volumes are plugged.
+* ``[cinder]``: how Cinder (minicinder) is reached. miniapi registers this
+  group too (``miniapi.conf``), because the Cinder adapter
+  ``minicompute/volume/cinder.py`` is shared by both daemons.
+
+Nothing reads an option at import time; ``register_opts(conf)`` is called
+by the daemon (``minicompute.cmd.compute``) and by tests on their own
+``ConfigOpts``.
+"""
+
+from oslo_config import cfg
+
+from ministack import rpc
+
+compute_group = cfg.OptGroup("compute", title="Compute host options")
+libvirt_group = cfg.OptGroup("libvirt", title="Libvirt driver options")
+cinder_group = cfg.OptGroup("cinder", title="Cinder client options")
+
+default_opts = [
+    cfg.StrOpt("instance_name_template", default="instance-%08x",
+               help="""
+Name of an instance's libvirt domain, formatted with the instance's
+database id (nova's option of the same name).
+
+Possible values:
+
+* the default ``instance-%08x`` (what operators and upstream docs expect)
+* anything with one integer conversion; two nova databases sharing one
+  libvirt (parallel test stacks) must use different templates.
+"""),
+]
+
+compute_opts = [
+    cfg.IntOpt("report_interval", default=10, min=1,
+               help="""
+Seconds between two heartbeats of this service into the ``services`` table.
+
+miniapi considers a compute host down (and refuses to send it work) when
+its last heartbeat is older than miniapi's ``[api] service_down_time``.
+
+Related options:
+
+* ``[api] service_down_time`` in miniapi must be well above this.
+"""),
+    cfg.IntOpt("max_disk_devices_to_attach", default=-1, min=-1,
+               help="""
+Maximum number of disk devices (root disk included) one instance may have.
+
+Possible values:
+
+* -1: unlimited (upstream's default); the virtio name space still ends
+  at /dev/vdzz.
+* a positive number: reserving one more device fails with
+  TooManyDiskDevices (HTTP 403).
+"""),
+    cfg.IntOpt("build_timeout", default=120, min=1,
+               help="""
+Seconds a new instance has to boot far enough for its guest agent to answer
+before the build fails and the instance goes to ERROR.
+"""),
+    cfg.StrOpt("instances_path", default="$state_path/instances",
+               help="""
+Directory holding one sub-directory per instance (its qcow2 overlay).
+"""),
+]
+
+libvirt_opts = [
+    cfg.StrOpt("connection_uri", default="qemu:///system",
+               help="""
+libvirt URI of the hypervisor this host manages.
+"""),
+    cfg.StrOpt("virt_type", default="kvm", choices=["kvm", "qemu"],
+               help="""
+Domain type of the guests.
+
+Possible values:
+
+* kvm: hardware virtualisation (needs /dev/kvm)
+* qemu: TCG emulation, slower but works anywhere
+
+Related options:
+
+* devstack writes the right value for this machine (probed into
+  /var/lib/ministack/virt_type).
+"""),
+    cfg.StrOpt("iscsi_initiator", default="auto",
+               choices=["auto", "kernel", "qemu"],
+               help="""
+Which iSCSI initiator connects Cinder's iSCSI volumes.
+
+Possible values:
+
+* kernel: os-brick logs in with open-iscsi and the guest gets a block
+  device (upstream's default path).
+* qemu: QEMU's built-in libiscsi initiator connects the LUN straight into
+  the guest (``<disk type='network'>``), CHAP through a libvirt secret.
+* auto: kernel when iscsiadm and the iscsi_tcp module work, else qemu.
+"""),
+    cfg.IntOpt("device_detach_attempts", default=8, min=1,
+               help="""
+How many times a device detach is asked of the guest before the detach
+fails with DeviceDetachFailed (and Cinder's volume is rolled back to
+in-use).
+
+Related options:
+
+* device_detach_timeout
+"""),
+    cfg.IntOpt("device_detach_timeout", default=20, min=1,
+               help="""
+Seconds to wait for libvirt's device-removed event after each detach
+request before asking again.
+
+Related options:
+
+* device_detach_attempts
+"""),
+]
+
+cinder_opts = [
+    cfg.StrOpt("endpoint_template",
+               default="http://127.0.0.1:8776/v3/%(project_id)s",
+               help="""
+URL of the Cinder v3 API, ``%(project_id)s`` being the caller's project.
+
+Possible values:
+
+* ``http://<host>:8776/v3/%(project_id)s``
+"""),
+    cfg.IntOpt("http_timeout", default=60, min=1,
+               help="Seconds a single HTTP request to Cinder may take."),
+    cfg.IntOpt("http_retries", default=3, min=0,
+               help="""
+How many times a Cinder call that failed with a connection error, 500 or
+504 is retried (attachment update and delete are idempotent; see
+https://bugs.launchpad.net/nova/+bug/1978444).
+"""),
+]
+
+
+def register_opts(conf):
+    """Register minicompute's options (and the RPC options) on ``conf``."""
+    for group, opts in list_opts():
+        if group == "DEFAULT":
+            conf.register_opts(opts)
+        else:
+            _register_group(conf, group, opts)
+
+
+def register_cinder_opts(conf):
+    """Only the ``[cinder]`` group (for users of the Cinder adapter)."""
+    _register_group(conf, cinder_group, cinder_opts)
+
+
+def _register_group(conf, group, opts):
+    # A fresh OptGroup per ConfigOpts: register_group() only shallow-copies
+    # the group, so sharing one module-level OptGroup would share its
+    # options' overrides between ConfigOpts instances (e.g. across tests).
+    conf.register_group(cfg.OptGroup(group.name, title=group.title))
+    conf.register_opts(opts, group=group.name)
+
+
+def list_opts():
+    """For oslo-config-generator (entry point ``minicompute``)."""
+    return [("DEFAULT", default_opts),
+            (compute_group, compute_opts),
+            (libvirt_group, libvirt_opts),
+            (cinder_group, cinder_opts)] + rpc.list_opts()

@@ -1,0 +1,12 @@
+"""Names of the user-visible instance actions (``instance_actions.action``).
+
+The API records one with ``action_start`` per request; the compute manager
+adds ``compute_<method>`` events to it (see ``minicompute.utils``).
+"""
+
+CREATE = "create"
+DELETE = "delete"
+STOP = "stop"
+START = "start"
+ATTACH_VOLUME = "attach_volume"
+DETACH_VOLUME = "detach_volume"

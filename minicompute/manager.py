@@ -1,0 +1,283 @@
+"""The compute manager: the RPC endpoints of one compute host.
+
+"Smart managers and dumb data": miniapi validates, records the action and
+casts; this manager is the only place that changes an instance's state on
+its host. Every endpoint reloads the instance (and BDM) from the database
+by id, so the dicts that crossed RPC are only references, and every volume
+operation on one instance runs under that instance's lock.
+
+Endpoints that fail for ordinary reasons (a volume in the wrong state, a
+guest that refuses a detach) are marked with
+``oslo_messaging.expected_exceptions``: the caller gets the exception
+class from ``minicompute.exception`` and this host's log stays free of
+tracebacks for them.
+"""
+
+import oslo_messaging as messaging
+from oslo_log import log as logging
+from oslo_utils import excutils
+
+from minicompute import exception
+from minicompute import power_state
+from minicompute import rpcapi
+from minicompute import task_states
+from minicompute import utils
+from minicompute import vm_states
+from minicompute.virt import block_device
+from minicompute.virt import device_names
+from ministack import db
+from ministack import exception as ms_exception
+from ministack.nova_db import api as db_api
+
+LOG = logging.getLogger(__name__)
+
+_VOLUME_ERRORS = (exception.InvalidVolume, exception.VolumeNotFound,
+                  exception.VolumeAttachmentNotFound,
+                  exception.DeviceDetachFailed, exception.InstanceNotFound,
+                  ms_exception.Invalid, ms_exception.Conflict,
+                  ms_exception.Forbidden, ms_exception.NotFound)
+
+
+class ComputeManager:
+    """RPC endpoints of ``minicompute.rpcapi.ComputeAPI`` for one host."""
+
+    target = messaging.Target(version=rpcapi.ComputeAPI.VERSION)
+
+    def __init__(self, conf, driver, volume_api):
+        self.conf = conf
+        self.host = conf.host
+        self.driver = driver
+        self.volume_api = volume_api
+
+    # -- helpers -
+
+    def _instance(self, ctxt, instance):
+        """Reload the instance the caller named; returns its dict."""
+        row = db_api.instance_get(ctxt.elevated(), instance["uuid"])
+        values = db_api.to_dict(row)
+        values["name"] = self.conf.instance_name_template % row.id
+        return values
+
+    def _event(self, ctxt, name, instance):
+        return utils.EventReporter(ctxt, "compute_%s" % name, self.host,
+                                   instance["uuid"])
+
+    def _persist_bdm(self, ctxt, bdm_id):
+        return lambda values: db_api.bdm_update(ctxt, bdm_id, values)
+
+    def _set_error(self, ctxt, instance, reason):
+        db_api.instance_update(ctxt.elevated(), instance["uuid"], {
+            "vm_state": vm_states.ERROR, "task_state": None,
+            "fault": reason})
+
+    # -- volumes -
+
+    @messaging.expected_exceptions(*_VOLUME_ERRORS)
+    def reserve_block_device_name(self, ctxt, instance, device, volume_id,
+                                  disk_bus=None, device_type=None, tag=None,
+                                  multiattach=False):
+        """Pick a free device name and create the BDM (RPC call).
+
+        Done here rather than in the API because only the host, under the
+        instance lock, can guarantee two parallel attaches never get the
+        same /dev/vdX.
+
+        :returns: the new BDM as a dict.
+        :raises InvalidVolume: the volume already has a BDM on the instance.
+        :raises InvalidDevicePath: ``device`` is malformed.
+        :raises TooManyDiskDevices: over ``max_disk_devices_to_attach``.
+        """
+        instance = self._instance(ctxt, instance)
+        with utils.instance_lock(instance["uuid"]):
+            bdms = db_api.bdm_get_all_by_instance(ctxt, instance["uuid"])
+            # Re-checked under the lock: the API's check may have raced.
+            if any(b.volume_id == volume_id for b in bdms):
+                raise exception.InvalidVolume(
+                    reason="volume %s already attached" % volume_id)
+            if device_names.validate_requested(device):
+                LOG.info("Ignoring supplied device name: %s. Libvirt can't "
+                         "honour user-supplied dev names", device)
+            used = [instance["root_device_name"] or "/dev/vda"]
+            used += [b.device_name for b in bdms]
+            name = device_names.next_device_name(
+                used, self.conf.compute.max_disk_devices_to_attach)
+            bdm = db_api.bdm_create(ctxt, {
+                "instance_uuid": instance["uuid"], "volume_id": volume_id,
+                "source_type": "volume", "destination_type": "volume",
+                "device_name": name, "disk_bus": disk_bus,
+                "device_type": device_type or "disk", "tag": tag,
+                "boot_index": None, "delete_on_termination": False})
+            LOG.info("Reserved %s for volume %s on instance %s%s", name,
+                     volume_id, instance["uuid"],
+                     " (multiattach)" if multiattach else "")
+            return db_api.to_dict(bdm)
+
+    @messaging.expected_exceptions(*_VOLUME_ERRORS)
+    def attach_volume(self, ctxt, instance, bdm):
+        """Wire the reserved BDM's volume into the instance (RPC cast)."""
+        instance = self._instance(ctxt, instance)
+        with self._event(ctxt, "attach_volume", instance), \
+                utils.instance_lock(instance["uuid"]):
+            row = db_api.bdm_get(ctxt, bdm["id"])
+            driver_bdm = block_device.DriverVolumeBlockDevice(
+                row, self._persist_bdm(ctxt, row.id))
+            try:
+                driver_bdm.attach(ctxt, instance, self.volume_api,
+                                  self.driver)
+            except Exception:
+                with excutils.save_and_reraise_exception():
+                    LOG.exception("Failed to attach volume %s at %s to %s",
+                                  row.volume_id, row.device_name,
+                                  instance["uuid"])
+                    self._undo_reservation(ctxt, driver_bdm)
+                    db_api.bdm_destroy(ctxt, row.id)
+            LOG.info("Attached volume %s at %s to %s", row.volume_id,
+                     row.device_name, instance["uuid"])
+
+    def _undo_reservation(self, ctxt, driver_bdm):
+        """Free the volume the API reserved, unless the flow already did."""
+        if driver_bdm.attachment_released:
+            return
+        try:
+            if driver_bdm.attachment_id:
+                self.volume_api.attachment_delete(ctxt,
+                                                  driver_bdm.attachment_id)
+            else:
+                self.volume_api.unreserve_volume(ctxt, driver_bdm.volume_id)
+        except exception.VolumeAttachmentNotFound:
+            pass
+        except Exception:
+            LOG.exception("Could not release volume %s",
+                          driver_bdm.volume_id)
+
+    @messaging.expected_exceptions(*_VOLUME_ERRORS)
+    def detach_volume(self, ctxt, instance, volume_id, attachment_id=None):
+        """Unplug the volume, delete its attachment, then the BDM (cast).
+
+        On DeviceDetachFailed the BDM is kept and Cinder's volume is back
+        in-use, so the user can simply retry.
+        """
+        instance = self._instance(ctxt, instance)
+        with self._event(ctxt, "detach_volume", instance), \
+                utils.instance_lock(instance["uuid"]):
+            self._detach_volume(ctxt, instance, volume_id, attachment_id)
+
+    def _detach_volume(self, ctxt, instance, volume_id, attachment_id=None):
+        row = db_api.bdm_get_by_volume_and_instance(ctxt, volume_id,
+                                                    instance["uuid"])
+        driver_bdm = block_device.DriverVolumeBlockDevice(
+            row, self._persist_bdm(ctxt, row.id))
+        driver_bdm.detach(ctxt, instance, self.volume_api, self.driver,
+                          attachment_id=attachment_id)
+        # Last: while it exists, a failed detach can be retried.
+        db_api.bdm_destroy(ctxt, row.id)
+        LOG.info("Detached volume %s from %s", volume_id, instance["uuid"])
+        return row
+
+    # -- instance lifecycle -
+
+    @messaging.expected_exceptions(exception.InstanceNotFound,
+                                   exception.InstanceBuildFailed)
+    def build_and_run_instance(self, ctxt, instance, image, flavor):
+        """Create the disk and domain and boot; ACTIVE or ERROR (cast)."""
+        instance = self._instance(ctxt, instance)
+        with self._event(ctxt, "build_and_run_instance", instance):
+            db_api.instance_update(ctxt.elevated(), instance["uuid"], {
+                "task_state": task_states.SPAWNING, "host": self.host,
+                "root_device_name": "/dev/vda"})
+            try:
+                self.driver.spawn(ctxt, instance, image, flavor)
+            except Exception as exc:
+                with excutils.save_and_reraise_exception():
+                    reason = (exc.format_message()
+                              if hasattr(exc, "format_message") else str(exc))
+                    LOG.error("Build of %s failed: %s", instance["uuid"],
+                              reason)
+                    self._quiet_destroy(ctxt, instance)
+                    self._set_error(ctxt, instance, reason)
+            db_api.instance_update(ctxt.elevated(), instance["uuid"], {
+                "vm_state": vm_states.ACTIVE, "task_state": None,
+                "power_state": power_state.RUNNING,
+                "launched_at": db.utcnow()})
+            LOG.info("Instance %s is active", instance["uuid"])
+
+    def _quiet_destroy(self, ctxt, instance):
+        try:
+            self.driver.destroy(ctxt, instance)
+        except Exception:
+            LOG.exception("Cleanup of failed build %s failed",
+                          instance["uuid"])
+
+    @messaging.expected_exceptions(exception.InstanceNotFound)
+    def stop_instance(self, ctxt, instance):
+        """Power the instance off (cast)."""
+        instance = self._instance(ctxt, instance)
+        with self._event(ctxt, "stop_instance", instance), \
+                utils.instance_lock(instance["uuid"]):
+            self.driver.power_off(instance)
+            db_api.instance_update(ctxt.elevated(), instance["uuid"], {
+                "vm_state": vm_states.STOPPED, "task_state": None,
+                "power_state": self.driver.get_power_state(instance)})
+
+    @messaging.expected_exceptions(exception.InstanceNotFound)
+    def start_instance(self, ctxt, instance):
+        """Power the instance on (cast)."""
+        instance = self._instance(ctxt, instance)
+        with self._event(ctxt, "start_instance", instance), \
+                utils.instance_lock(instance["uuid"]):
+            self.driver.power_on(ctxt, instance)
+            db_api.instance_update(ctxt.elevated(), instance["uuid"], {
+                "vm_state": vm_states.ACTIVE, "task_state": None,
+                "power_state": self.driver.get_power_state(instance)})
+
+    @messaging.expected_exceptions(exception.InstanceNotFound)
+    def terminate_instance(self, ctxt, instance):
+        """Detach every volume, destroy the guest, soft-delete (cast).
+
+        Volumes are detached one by one exactly as a user detach would
+        (the guest is still running, so the unplug is clean), then volumes
+        marked delete_on_termination are deleted in Cinder. A volume that
+        cannot be detached does not stop the delete: its attachment is
+        deleted anyway so Cinder frees it (the domain goes away next).
+        """
+        instance = self._instance(ctxt, instance)
+        with self._event(ctxt, "terminate_instance", instance), \
+                utils.instance_lock(instance["uuid"]):
+            to_delete = []
+            for row in db_api.bdm_get_all_by_instance(ctxt,
+                                                      instance["uuid"]):
+                if row.source_type != "volume" or not row.volume_id:
+                    continue
+                self._terminate_volume(ctxt, instance, row)
+                if row.delete_on_termination:
+                    to_delete.append(row.volume_id)
+            self.driver.destroy(ctxt, instance)
+            for volume_id in to_delete:
+                self._delete_volume(ctxt, volume_id)
+            db_api.instance_update(ctxt.elevated(), instance["uuid"], {
+                "vm_state": vm_states.DELETED, "task_state": None,
+                "power_state": power_state.NOSTATE})
+            db_api.instance_destroy(ctxt.elevated(), instance["uuid"])
+            LOG.info("Instance %s deleted", instance["uuid"])
+
+    def _terminate_volume(self, ctxt, instance, row):
+        try:
+            self._detach_volume(ctxt, instance, row.volume_id)
+        except Exception:
+            LOG.exception("Clean detach of volume %s failed; releasing its "
+                          "attachment anyway", row.volume_id)
+            if row.attachment_id:
+                try:
+                    self.volume_api.attachment_delete(ctxt,
+                                                      row.attachment_id)
+                except Exception:
+                    LOG.exception("Could not delete attachment %s",
+                                  row.attachment_id)
+            db_api.bdm_destroy(ctxt, row.id)
+
+    def _delete_volume(self, ctxt, volume_id):
+        try:
+            self.volume_api.delete(ctxt, volume_id)
+            LOG.info("Deleted volume %s (delete_on_termination)", volume_id)
+        except Exception:
+            LOG.exception("Could not delete volume %s", volume_id)

@@ -1,0 +1,120 @@
+"""Client side of the compute RPC API.
+
+This is the only module that knows the topic (``compute``) and the method
+names the compute manager serves; miniapi (and the tests) call these
+methods, never ``oslo_messaging`` directly. Every message goes to the
+compute host that owns the instance (``server=instance['host']``).
+
+Arguments are keyword-only on the wire. ``instance`` and ``bdm`` travel as
+plain dicts (``ministack.nova_db.api.to_dict``); the manager reloads the
+rows from the database by uuid / id, so a stale dict cannot overwrite newer
+state.
+"""
+
+import oslo_messaging as messaging
+
+from minicompute import exception
+from ministack import rpc
+from ministack.nova_db import api as db_api
+
+# The topic every compute host listens on; the server name is its
+# ``[DEFAULT] host``, so a message reaches exactly one host.
+RPC_TOPIC = "compute"
+
+
+def _host(instance):
+    host = instance.get("host") if isinstance(instance, dict) \
+        else getattr(instance, "host", None)
+    if not host:
+        # Nova raises the same when an instance was never scheduled.
+        raise exception.InstanceInvalidState(
+            attr="host", state=None, method="rpc",
+            instance_uuid=_uuid(instance))
+    return host
+
+
+def _uuid(instance):
+    return instance.get("uuid") if isinstance(instance, dict) \
+        else getattr(instance, "uuid", None)
+
+
+def _primitive(obj):
+    """Accept a dict or an ORM row; send a dict."""
+    if isinstance(obj, dict):
+        return obj
+    return db_api.to_dict(obj)
+
+
+class ComputeAPI:
+    """Client side of the compute RPC API.
+
+    API version history:
+
+    * 1.0 - Initial version: reserve_block_device_name (call),
+      attach_volume, detach_volume, build_and_run_instance, stop_instance,
+      start_instance, terminate_instance (casts).
+    """
+
+    VERSION = "1.0"
+
+    def __init__(self, transport, timeout=None):
+        """:param timeout: seconds a CALL waits (``rpc_call_timeout``)."""
+        target = messaging.Target(topic=RPC_TOPIC, version=self.VERSION)
+        self.client = rpc.get_client(transport, target,
+                                     version_cap=self.VERSION,
+                                     timeout=timeout)
+
+    def _prepare(self, instance, **kwargs):
+        return self.client.prepare(server=_host(instance),
+                                   version=self.VERSION, **kwargs)
+
+    def reserve_block_device_name(self, ctxt, instance, device, volume_id,
+                                  disk_bus=None, device_type=None, tag=None,
+                                  multiattach=False):
+        """CALL: pick a free device name and create the BDM; return it.
+
+        :returns: the new BDM as a dict (``id``, ``uuid``, ``device_name``,
+            ``attachment_id`` (None), ``connection_info`` (None)...).
+        :raises MessagingTimeout: the host did not answer in time.
+        """
+        cctxt = self._prepare(instance)
+        return cctxt.call(ctxt, "reserve_block_device_name",
+                          instance=_primitive(instance), device=device,
+                          volume_id=volume_id, disk_bus=disk_bus,
+                          device_type=device_type, tag=tag,
+                          multiattach=multiattach)
+
+    def attach_volume(self, ctxt, instance, bdm):
+        """CAST: wire the reserved BDM's volume into the instance."""
+        cctxt = self._prepare(instance)
+        cctxt.cast(ctxt, "attach_volume", instance=_primitive(instance),
+                   bdm=_primitive(bdm))
+
+    def detach_volume(self, ctxt, instance, volume_id, attachment_id=None):
+        """CAST: unplug ``volume_id`` and delete its Cinder attachment."""
+        cctxt = self._prepare(instance)
+        cctxt.cast(ctxt, "detach_volume", instance=_primitive(instance),
+                   volume_id=volume_id, attachment_id=attachment_id)
+
+    def build_and_run_instance(self, ctxt, instance, image, flavor):
+        """CAST: create the disk and domain and boot the instance."""
+        cctxt = self._prepare(instance)
+        cctxt.cast(ctxt, "build_and_run_instance",
+                   instance=_primitive(instance), image=image,
+                   flavor=_primitive(flavor))
+
+    def stop_instance(self, ctxt, instance):
+        """CAST: power the instance off."""
+        cctxt = self._prepare(instance)
+        cctxt.cast(ctxt, "stop_instance", instance=_primitive(instance))
+
+    def start_instance(self, ctxt, instance):
+        """CAST: power the instance on."""
+        cctxt = self._prepare(instance)
+        cctxt.cast(ctxt, "start_instance", instance=_primitive(instance))
+
+    def terminate_instance(self, ctxt, instance):
+        """CAST: detach every volume, destroy the domain and the disk."""
+        cctxt = self._prepare(instance)
+        cctxt.cast(ctxt, "terminate_instance",
+                   instance=_primitive(instance))

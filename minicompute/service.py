@@ -1,0 +1,104 @@
+"""Assemble and run one compute host: RPC server, heartbeat, driver.
+
+``build(conf)`` does every start-up check before anything is served, each
+failure being one readable line (``ministack.service.run`` prints it and
+exits 1): the database and the broker must answer, the hypervisor must be
+reachable and the tools the driver shells out to must exist. Then
+:class:`ComputeService` serves topic ``compute`` as server ``[DEFAULT]
+host`` and writes a heartbeat into ``services`` every ``[compute]
+report_interval`` seconds, which is how miniapi knows this host is up.
+
+The pieces are injectable (``transport``, ``driver``, ``volume_api``), so
+unit tests run the same service on ``fake:/`` with the fake driver.
+"""
+
+import threading
+
+import oslo_messaging as messaging
+from oslo_log import log as logging
+
+from minicompute import manager
+from minicompute import rpcapi
+from minicompute.volume import cinder
+from ministack import config
+from ministack import context
+from ministack import db
+from ministack import rpc
+from ministack.nova_db import api as db_api
+
+LOG = logging.getLogger(__name__)
+
+BINARY = "minicompute"
+
+
+class ComputeService:
+    """The RPC server and heartbeat of one compute host."""
+
+    def __init__(self, conf, transport, driver, volume_api):
+        self.conf = conf
+        self.transport = transport
+        self.driver = driver
+        self.manager = manager.ComputeManager(conf, driver, volume_api)
+        target = messaging.Target(topic=rpcapi.RPC_TOPIC, server=conf.host)
+        self.server = rpc.get_server(transport, target, [self.manager])
+        self._stop = threading.Event()
+        self._heartbeat_thread = None
+
+    def heartbeat(self):
+        """One heartbeat; failures are logged, never fatal."""
+        try:
+            db_api.service_heartbeat(context.get_admin_context(),
+                                     self.conf.host, BINARY,
+                                     rpcapi.RPC_TOPIC)
+        except Exception:
+            LOG.exception("Heartbeat into the services table failed")
+
+    def _heartbeat_loop(self):
+        while not self._stop.wait(self.conf.compute.report_interval):
+            self.heartbeat()
+
+    def start(self, stop_event=None):
+        self.driver.init_host(self.conf.host)
+        self.server.start()
+        # First heartbeat only once the RPC server listens: a host that is
+        # "up" in the services table must be able to take a call.
+        self.heartbeat()
+        self._heartbeat_thread = threading.Thread(
+            target=self._heartbeat_loop, name="heartbeat", daemon=True)
+        self._heartbeat_thread.start()
+        LOG.info("minicompute serving topic %s as host %s",
+                 rpcapi.RPC_TOPIC, self.conf.host)
+
+    def stop(self):
+        self._stop.set()
+        try:
+            self.server.stop()
+            self.server.wait()
+        except Exception:
+            LOG.exception("Error stopping the RPC server")
+        self.driver.cleanup_host()
+        if self._heartbeat_thread is not None:
+            self._heartbeat_thread.join(timeout=5)
+
+
+def load_driver(conf):
+    """The libvirt driver (imported lazily: unit tests never need it)."""
+    from minicompute.virt.libvirt import driver as libvirt_driver
+    return libvirt_driver.LibvirtDriver(conf)
+
+
+def build(conf):
+    """Check every dependency, then return a ready ComputeService.
+
+    :raises ConfigError: the database or broker cannot be reached.
+    :raises MissingTool: a required system command is missing.
+    :raises HypervisorUnavailable: libvirt cannot be reached.
+    """
+    engine = db.make_engine(config.database_url(conf, "nova"),
+                            connect_timeout=conf.database.connect_timeout)
+    db_api.configure(engine)
+    transport = rpc.get_transport(conf)
+    rpc.check_broker(transport)
+    driver = load_driver(conf)
+    driver.check_host()  # tools + libvirt reachable: fail before serving
+    return ComputeService(conf, transport, driver, cinder.API(conf))

@@ -1,0 +1,34 @@
+"""Possible task states of an instance (``instances.task_state``), as nova.
+
+A task state says which operation is in flight; ``None`` means none. The
+API sets one with a compare-and-swap (``expected_task_state=[None]``) so two
+concurrent operations cannot both start, and the compute manager clears it
+when the operation ends. ``TRANSITIONS`` states in one place which task
+state each operation sets and which vm_state it leaves behind.
+"""
+
+from minicompute import vm_states
+
+# building
+SCHEDULING = "scheduling"
+BLOCK_DEVICE_MAPPING = "block_device_mapping"
+NETWORKING = "networking"
+SPAWNING = "spawning"
+
+# power
+POWERING_OFF = "powering-off"
+POWERING_ON = "powering-on"
+
+# deletion
+DELETING = "deleting"
+
+# Operation -> (task state set while it runs, vm_states allowed at its start,
+# vm_state on success). The API checks the second column and sets the first
+# with a compare-and-swap on task_state None; the manager writes the third
+# (or vm_states.ERROR with a fault) and clears the task state.
+TRANSITIONS = {
+    "build": (SPAWNING, [vm_states.BUILDING], vm_states.ACTIVE),
+    "stop": (POWERING_OFF, vm_states.ALLOW_STOP, vm_states.STOPPED),
+    "start": (POWERING_ON, vm_states.ALLOW_START, vm_states.ACTIVE),
+    "delete": (DELETING, vm_states.ALLOW_DELETE, vm_states.DELETED),
+}

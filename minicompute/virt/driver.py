@@ -1,0 +1,86 @@
+"""The contract between the compute manager and a hypervisor driver.
+
+The manager owns the flow and the database; a driver owns the hypervisor.
+Nothing under ``minicompute/virt`` imports the database (nova's hacking
+rule N307): the manager passes plain values in and stores what comes back.
+``instance`` arguments are the instance's dict primitive (``uuid``,
+``id``, ``name`` (``instance-%08x``), ``memory_mb``, ``vcpus``...).
+
+Two implementations: :mod:`minicompute.virt.libvirt.driver` (real guests)
+and :mod:`minicompute.virt.fake` (unit tests).
+"""
+
+
+class ComputeDriver:
+    """Abstract hypervisor driver; every method raises NotImplementedError."""
+
+    #: whether one volume may be attached to several instances at once
+    supports_multiattach = False
+
+    def init_host(self, host):
+        """Connect to the hypervisor; raise a MinistackException if not."""
+        raise NotImplementedError()
+
+    def cleanup_host(self):
+        """Release the hypervisor connection at shutdown."""
+
+    # -- instances ---------------------------------------------------------
+
+    def spawn(self, ctxt, instance, image, flavor, block_device_info=None):
+        """Create the instance's disk and domain and boot it.
+
+        :param image: ``ministack.images`` image dict (``path``, ``format``).
+        :raises InstanceBuildFailed:
+        """
+        raise NotImplementedError()
+
+    def destroy(self, ctxt, instance, block_device_info=None):
+        """Power off and remove the domain and the instance's local disk.
+
+        Volumes are not touched: the manager detaches them first.
+        """
+        raise NotImplementedError()
+
+    def power_off(self, instance, timeout=0):
+        raise NotImplementedError()
+
+    def power_on(self, ctxt, instance):
+        raise NotImplementedError()
+
+    def get_power_state(self, instance):
+        """One of :mod:`minicompute.power_state`."""
+        raise NotImplementedError()
+
+    def instance_exists(self, instance):
+        raise NotImplementedError()
+
+    # -- volumes -------------------------------------------------------------
+
+    def get_volume_connector(self, instance):
+        """The host connector sent to Cinder (os-brick properties).
+
+        Its ``initiator`` must be the one the driver really logs in with,
+        because Cinder's target ACL admits exactly that name.
+        """
+        raise NotImplementedError()
+
+    def attach_volume(self, ctxt, connection_info, instance, mountpoint,
+                      disk_bus=None, device_type=None):
+        """Connect the volume on the host and hot-plug it into the guest.
+
+        Must leave nothing behind when it raises.
+        """
+        raise NotImplementedError()
+
+    def detach_volume(self, ctxt, connection_info, instance, mountpoint):
+        """Unplug the device from the guest, then disconnect it on the host.
+
+        :raises DeviceDetachFailed: the guest did not release the device
+            within the configured attempts (the device is still attached).
+        :raises DiskNotFound: the guest has no such device (already gone).
+        """
+        raise NotImplementedError()
+
+    def get_attached_devices(self, instance):
+        """Target names (``vdb``...) of the disks the guest has now."""
+        raise NotImplementedError()

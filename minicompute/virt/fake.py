@@ -1,0 +1,88 @@
+"""An in-memory hypervisor with the real driver interface, for unit tests.
+
+It keeps each instance's power state and attached devices in dicts and
+can be told to fail the next attach or detach (``fail_attach`` /
+``fail_detach``), which is how unit tests reach every undo path of the
+attach and detach flows without libvirt.
+"""
+
+import threading
+
+from minicompute import exception
+from minicompute import power_state
+from minicompute.virt import driver
+
+
+class FakeDriver(driver.ComputeDriver):
+    supports_multiattach = True
+
+    def __init__(self, host="fake-host"):
+        self.host = host
+        self.instances = {}   # uuid -> {"power": int, "devices": {dev: ci}}
+        self.fail_attach = None   # an exception to raise on the next attach
+        self.fail_detach = None   # an exception to raise on the next detach
+        self.calls = []
+        self._lock = threading.Lock()
+
+    def init_host(self, host):
+        self.host = host
+
+    def spawn(self, ctxt, instance, image, flavor, block_device_info=None):
+        self.calls.append(("spawn", instance["uuid"]))
+        self.instances[instance["uuid"]] = {
+            "power": power_state.RUNNING, "devices": {}}
+
+    def destroy(self, ctxt, instance, block_device_info=None):
+        self.calls.append(("destroy", instance["uuid"]))
+        self.instances.pop(instance["uuid"], None)
+
+    def power_off(self, instance, timeout=0):
+        self._get(instance)["power"] = power_state.SHUTDOWN
+
+    def power_on(self, ctxt, instance):
+        self._get(instance)["power"] = power_state.RUNNING
+
+    def get_power_state(self, instance):
+        entry = self.instances.get(instance["uuid"])
+        return entry["power"] if entry else power_state.NOSTATE
+
+    def instance_exists(self, instance):
+        return instance["uuid"] in self.instances
+
+    def get_volume_connector(self, instance):
+        return {"ip": "127.0.0.1", "host": self.host, "multipath": False,
+                "initiator": "iqn.2004-10.org.fake:%s" % self.host,
+                "platform": "x86_64", "os_type": "linux"}
+
+    def attach_volume(self, ctxt, connection_info, instance, mountpoint,
+                      disk_bus=None, device_type=None):
+        self.calls.append(("attach_volume", instance["uuid"], mountpoint))
+        if self.fail_attach is not None:
+            exc, self.fail_attach = self.fail_attach, None
+            raise exc
+        dev = mountpoint.rpartition("/")[2]
+        with self._lock:
+            devices = self._get(instance)["devices"]
+            if dev in devices:
+                raise exception.DevicePathInUse(path=mountpoint)
+            devices[dev] = connection_info
+
+    def detach_volume(self, ctxt, connection_info, instance, mountpoint):
+        self.calls.append(("detach_volume", instance["uuid"], mountpoint))
+        if self.fail_detach is not None:
+            exc, self.fail_detach = self.fail_detach, None
+            raise exc
+        dev = mountpoint.rpartition("/")[2]
+        devices = self._get(instance)["devices"]
+        if dev not in devices:
+            raise exception.DiskNotFound(location=mountpoint)
+        del devices[dev]
+
+    def get_attached_devices(self, instance):
+        return sorted(self._get(instance)["devices"])
+
+    def _get(self, instance):
+        try:
+            return self.instances[instance["uuid"]]
+        except KeyError:
+            raise exception.InstanceNotFound(instance_id=instance["uuid"])

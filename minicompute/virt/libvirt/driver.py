@@ -1,0 +1,277 @@
+"""The libvirt compute driver: real QEMU guests and hot-plugged volumes.
+
+Guests are direct-kernel-boot domains named ``instance-%08x`` whose root
+disk is a qcow2 overlay (``<instances_path>/<uuid>/disk``) over the
+registered image's disk, so the image is never written. XML comes from
+``config.py``; libvirt itself only through ``host.py`` / ``guest.py``.
+
+Volumes: a per-``driver_volume_type`` volume driver connects the volume on
+the host and builds the ``<disk>``; this module hot-plugs it live and into
+the persistent config (``VIR_DOMAIN_AFFECT_LIVE|CONFIG``), and detaches it
+with retries, waiting for libvirt's device-removed event each time,
+because QEMU only removes a disk once the guest kernel let go of it.
+"""
+
+import os
+import shutil
+
+from oslo_log import log as logging
+
+from minicompute import exception
+from minicompute import power_state
+from minicompute.virt import device_names
+from minicompute.virt import driver
+from minicompute.virt.libvirt import config
+from minicompute.virt.libvirt import guest_agent
+from minicompute.virt.libvirt import host as libvirt_host
+from minicompute.virt.libvirt import initiator
+from minicompute.virt.libvirt.volume import iscsi
+from minicompute.virt.libvirt.volume import local
+from ministack import executor
+
+LOG = logging.getLogger(__name__)
+
+
+def _kernel_iscsi_available():
+    """open-iscsi usable: iscsiadm installed and iscsi_tcp loadable."""
+    if shutil.which("iscsiadm") is None:
+        return False
+    if os.path.isdir("/sys/module/iscsi_tcp"):
+        return True
+    try:
+        executor.execute("modprobe", "iscsi_tcp", timeout=20)
+    except Exception:
+        return False
+    return os.path.isdir("/sys/module/iscsi_tcp")
+
+
+class LibvirtDriver(driver.ComputeDriver):
+    supports_multiattach = True
+
+    def __init__(self, conf, host=None):
+        self.conf = conf
+        self.host = host or libvirt_host.Host(conf.libvirt.connection_uri)
+        self._initiator_iqn = None
+        self._volume_drivers = None
+
+    # -- start-up -
+
+    def check_host(self):
+        """Fail start-up early: tools missing or libvirt unreachable."""
+        executor.require_tools("qemu-img")
+        self.host.get_connection()
+
+    def init_host(self, host):
+        self.host.get_connection()
+        # This daemon runs as root: os-brick's privileged calls run in
+        # this process instead of through a sudo'ed privsep helper.
+        import os_brick.privileged
+        os_brick.privileged.default.set_client_mode(False)
+        mode = self.conf.libvirt.iscsi_initiator
+        if mode == "auto":
+            mode = "kernel" if _kernel_iscsi_available() else "qemu"
+        self._initiator_iqn = initiator.get_initiator_iqn(
+            self.conf.state_path)
+        net_iscsi = iscsi.LibvirtNetISCSIVolumeDriver(self.host,
+                                                      self._initiator_iqn)
+        self._volume_drivers = {
+            "iscsi": (iscsi.LibvirtISCSIVolumeDriver(self.host)
+                      if mode == "kernel" else net_iscsi),
+            "local": local.LibvirtLocalVolumeDriver(self.host),
+        }
+        LOG.info("libvirt driver ready: %s, %s guests, iSCSI via the %s "
+                 "initiator as %s", self.conf.libvirt.connection_uri,
+                 self.conf.libvirt.virt_type, mode, self._initiator_iqn)
+
+    def cleanup_host(self):
+        self.host.close()
+
+    # -- instances -
+
+    def _instance_dir(self, instance):
+        return os.path.join(self.conf.compute.instances_path,
+                            instance["uuid"])
+
+    def spawn(self, ctxt, instance, image, flavor, block_device_info=None):
+        """Overlay disk, define, start, and wait for the guest agent."""
+        if not isinstance(image, dict) or "disk" not in image:
+            # The API may send only the image id; the record is local.
+            from ministack import images
+            image_id = image.get("id") if isinstance(image, dict) else image
+            image = images.get_image(
+                image_id, root=os.path.join(self.conf.state_path, "images"))
+        inst_dir = self._instance_dir(instance)
+        os.makedirs(inst_dir, exist_ok=True)
+        disk = os.path.join(inst_dir, "disk")
+        try:
+            executor.execute(
+                "qemu-img", "create", "-f", "qcow2", "-F",
+                image.get("disk_format", "qcow2"), "-b", image["disk"], disk)
+            xml = config.domain_xml(
+                instance["name"], instance["uuid"], kernel=image["kernel"],
+                initrd=image["initrd"], cmdline=image["cmdline"],
+                root_disk=disk, memory_mib=flavor["memory_mb"],
+                vcpus=flavor["vcpus"],
+                virt_type=self.conf.libvirt.virt_type,
+                console_log=os.path.join(inst_dir, "console.log"))
+            guest = self.host.define_guest(xml)
+            guest.launch()
+            took = guest_agent.wait_for_agent(
+                guest.domain, timeout=self.conf.compute.build_timeout)
+        except Exception as exc:
+            reason = exc.format_message() if hasattr(exc, "format_message") \
+                else str(exc)
+            raise exception.InstanceBuildFailed(
+                instance_uuid=instance["uuid"], reason=reason) from exc
+        LOG.info("Guest %s booted; agent answered after %.1fs",
+                 instance["name"], took)
+
+    def destroy(self, ctxt, instance, block_device_info=None):
+        try:
+            guest = self.host.get_guest(instance["name"])
+        except exception.InstanceNotFound:
+            guest = None
+        if guest is not None:
+            guest.poweroff()
+            guest.undefine()
+        shutil.rmtree(self._instance_dir(instance), ignore_errors=True)
+
+    def power_off(self, instance, timeout=0):
+        self.host.get_guest(instance["name"]).poweroff()
+
+    def power_on(self, ctxt, instance):
+        guest = self.host.get_guest(instance["name"])
+        if not guest.is_active():
+            guest.launch()
+            guest_agent.wait_for_agent(
+                guest.domain, timeout=self.conf.compute.build_timeout)
+
+    def get_power_state(self, instance):
+        try:
+            return self.host.get_guest(instance["name"]).get_power_state()
+        except exception.InstanceNotFound:
+            return power_state.NOSTATE
+
+    def instance_exists(self, instance):
+        return self.host.guest_exists(instance["name"])
+
+    # -- volumes -
+
+    def get_volume_connector(self, instance):
+        """os-brick's host properties, with the initiator we log in as."""
+        from os_brick.initiator import connector
+        props = connector.get_connector_properties(
+            None, self.conf.my_ip, False, False, host=self.conf.host)
+        # The IQN QEMU (or open-iscsi) presents must be the one the
+        # target's ACL admits, i.e. the one in this connector.
+        props["initiator"] = self._initiator_iqn
+        return props
+
+    def _volume_driver(self, connection_info):
+        kind = connection_info.get("driver_volume_type")
+        try:
+            return self._volume_drivers[kind]
+        except KeyError:
+            raise exception.VolumeDriverNotFound(driver_type=kind)
+
+    def _still_used(self, vol_driver, connection_info, except_guest):
+        """Whether another guest on this host uses the same connection."""
+        key = vol_driver.source_key(connection_info)
+        if key is None:
+            return False
+        for guest in self.host.list_guests():
+            if guest.uuid == except_guest.uuid:
+                continue
+            for disk in guest.get_disks(inactive=True).values():
+                source = disk.find("source")
+                if source is not None and key in (source.get("name"),
+                                                  source.get("dev")):
+                    return True
+        return False
+
+    def attach_volume(self, ctxt, connection_info, instance, mountpoint,
+                      disk_bus=None, device_type=None):
+        guest = self.host.get_guest(instance["name"])
+        vol_driver = self._volume_driver(connection_info)
+        dev = device_names.strip_dev(mountpoint)
+        if dev in guest.get_disks() or dev in guest.get_disks(inactive=True):
+            raise exception.DevicePathInUse(path=mountpoint)
+        vol_driver.connect_volume(connection_info, instance)
+        try:
+            disk = vol_driver.get_config(connection_info, {
+                "dev": dev, "bus": disk_bus or "virtio",
+                "type": device_type or "disk"})
+            guest.attach_device(config.to_xml(disk), persistent=True,
+                                live=guest.is_active())
+        except Exception:
+            vol_driver.disconnect_volume(
+                connection_info, instance,
+                still_used=self._still_used(vol_driver, connection_info,
+                                            guest))
+            raise
+        LOG.info("Attached %s to %s as %s", connection_info.get("serial"),
+                 instance["name"], dev)
+
+    def detach_volume(self, ctxt, connection_info, instance, mountpoint):
+        guest = self.host.get_guest(instance["name"])
+        vol_driver = self._volume_driver(connection_info)
+        dev = device_names.strip_dev(mountpoint)
+        self._detach_with_retry(guest, dev)
+        vol_driver.disconnect_volume(
+            connection_info, instance,
+            still_used=self._still_used(vol_driver, connection_info, guest))
+
+    def _detach_with_retry(self, guest, dev):
+        """Detach ``dev`` from the live guest, then from its config.
+
+        Live first: if the guest refuses, the persistent definition still
+        matches what runs, and the volume (rolled back to in-use) is
+        consistent everywhere.
+
+        :raises DiskNotFound: neither the live guest nor its config has it.
+        :raises DeviceDetachFailed: still attached after every attempt.
+        """
+        live = guest.get_disks() if guest.is_active() else {}
+        persistent = guest.get_disks(inactive=True)
+        if dev not in live and dev not in persistent:
+            raise exception.DiskNotFound(location=dev)
+        if dev in live:
+            self._detach_live(guest, dev, live[dev])
+        if dev in persistent:
+            xml = config.to_xml(persistent[dev])
+            try:
+                guest.detach_device(xml, persistent=True, live=False)
+            except exception.DeviceNotFound:
+                pass
+
+    def _detach_live(self, guest, dev, disk):
+        attempts = self.conf.libvirt.device_detach_attempts
+        timeout = self.conf.libvirt.device_detach_timeout
+        alias_el = disk.find("alias")
+        alias = alias_el.get("name") if alias_el is not None else None
+        xml = config.to_xml(disk)
+        for attempt in range(1, attempts + 1):
+            waiter = self.host.expect_removal(guest.uuid, alias)
+            try:
+                LOG.debug("Detaching %s (%s) from %s, attempt %d/%d", dev,
+                          alias, guest.name, attempt, attempts)
+                try:
+                    guest.detach_device(xml, persistent=False, live=True)
+                except exception.DeviceNotFound:
+                    return
+                result = waiter.wait(timeout)
+            finally:
+                self.host.forget_removal(guest.uuid, alias)
+            if result or dev not in guest.get_disks():
+                LOG.info("Device %s removed from %s after %d attempt(s)",
+                         dev, guest.name, attempt)
+                return
+            LOG.warning("Guest %s did not release %s within %ss (attempt "
+                        "%d/%d)", guest.name, dev, timeout, attempt,
+                        attempts)
+        raise exception.DeviceDetachFailed(
+            device=dev, reason="the guest did not release it after %d "
+            "attempts of %ss" % (attempts, timeout))
+
+    def get_attached_devices(self, instance):
+        return sorted(self.host.get_guest(instance["name"]).get_disks())

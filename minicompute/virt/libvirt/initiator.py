@@ -1,0 +1,44 @@
+"""The iSCSI initiator name (IQN) of this compute host.
+
+Cinder's target ACL admits exactly the ``initiator`` of the connector
+compute sends, so the name in the connector and the name the host really
+logs in with must be the same. With open-iscsi that is the name in
+/etc/iscsi/initiatorname.iscsi; without it (QEMU's own initiator) we make
+one up once and keep it under ``state_path``, so it survives restarts and
+an ACL granted before a restart still matches.
+"""
+
+import os
+import uuid
+
+OPEN_ISCSI_FILE = "/etc/iscsi/initiatorname.iscsi"
+
+
+def _read(path):
+    try:
+        with open(path) as handle:
+            for line in handle:
+                line = line.strip()
+                if line.startswith("InitiatorName="):
+                    return line.split("=", 1)[1].strip() or None
+    except OSError:
+        return None
+    return None
+
+
+def get_initiator_iqn(state_path, open_iscsi_file=OPEN_ISCSI_FILE):
+    """open-iscsi's name if configured, else ours (created on first use)."""
+    iqn = _read(open_iscsi_file)
+    if iqn:
+        return iqn
+    path = os.path.join(state_path, "initiatorname.iscsi")
+    iqn = _read(path)
+    if iqn:
+        return iqn
+    iqn = "iqn.2004-10.org.ministack:%s" % uuid.uuid4().hex[:12]
+    os.makedirs(state_path, exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as handle:
+        handle.write("InitiatorName=%s\n" % iqn)
+    os.replace(tmp, path)  # atomic: two daemons never see half a file
+    return _read(path)

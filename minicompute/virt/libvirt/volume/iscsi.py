@@ -1,0 +1,103 @@
+"""iSCSI volumes, through the kernel (os-brick) or QEMU's own initiator.
+
+Two ways to reach Cinder's iSCSI target (``[libvirt] iscsi_initiator``):
+
+* **kernel** (upstream's path, nova's LibvirtISCSIVolumeDriver): os-brick's
+  ISCSIConnector logs in with open-iscsi, the LUN becomes a host block
+  device and the guest gets ``<disk type='block'>`` on it.
+* **qemu** (hosts without a kernel initiator, like this container): the
+  guest gets ``<disk type='network'><source protocol='iscsi'>`` and QEMU's
+  libiscsi logs in itself, as the host's initiator IQN, with the CHAP
+  password in a libvirt secret (never in the domain XML). The host-side
+  "connection" is then only that secret, which every guest on this host
+  using the same target shares.
+
+Both present the host's initiator IQN, the one sent to Cinder in the
+connector, because Cinder's target ACL admits exactly that name.
+"""
+
+from oslo_log import log as logging
+
+from minicompute.virt.libvirt import config
+from minicompute.virt.libvirt.volume import base
+
+LOG = logging.getLogger(__name__)
+
+
+def _secret_usage(data):
+    # One secret per target: CHAP credentials are per volume in Cinder.
+    return "ministack-chap-%s" % data["target_iqn"]
+
+
+def _portal(data):
+    host, _, port = data["target_portal"].rpartition(":")
+    return host.strip("[]"), int(port or 3260)
+
+
+class LibvirtISCSIVolumeDriver(base.LibvirtBaseVolumeDriver):
+    """Kernel initiator: os-brick connects, the guest gets a block disk."""
+
+    def __init__(self, host):
+        super().__init__(host)
+        from os_brick.initiator import connector
+        self.connector = connector.InitiatorConnector.factory(
+            "ISCSI", root_helper=None, use_multipath=False)
+
+    def connect_volume(self, connection_info, instance):
+        LOG.debug("Calling os-brick to attach iSCSI volume %s",
+                  connection_info.get("serial"))
+        device_info = self.connector.connect_volume(connection_info["data"])
+        connection_info["data"]["device_path"] = device_info["path"]
+
+    def disconnect_volume(self, connection_info, instance, still_used=False):
+        if still_used:
+            LOG.info("Keeping the iSCSI session of %s: another guest on "
+                     "this host uses it", connection_info.get("serial"))
+            return
+        self.connector.disconnect_volume(connection_info["data"], None)
+
+    def _disk(self, connection_info, target_dev, serial):
+        return config.block_disk(target_dev,
+                                 connection_info["data"]["device_path"],
+                                 serial=serial)
+
+    def source_key(self, connection_info):
+        return connection_info["data"].get("device_path")
+
+
+class LibvirtNetISCSIVolumeDriver(base.LibvirtBaseVolumeDriver):
+    """QEMU initiator: a network disk, CHAP through a libvirt secret."""
+
+    def __init__(self, host, initiator_iqn):
+        super().__init__(host)
+        self.initiator_iqn = initiator_iqn
+
+    def connect_volume(self, connection_info, instance):
+        data = connection_info["data"]
+        if data.get("auth_method") == "CHAP":
+            self.host.create_secret("iscsi", _secret_usage(data),
+                                    data["auth_password"])
+
+    def disconnect_volume(self, connection_info, instance, still_used=False):
+        data = connection_info["data"]
+        if still_used:
+            LOG.info("Keeping the CHAP secret of %s: another guest on this "
+                     "host uses the target", data["target_iqn"])
+            return
+        if data.get("auth_method") == "CHAP":
+            self.host.delete_secret("iscsi", _secret_usage(data))
+
+    def _disk(self, connection_info, target_dev, serial):
+        data = connection_info["data"]
+        host, port = _portal(data)
+        chap = data.get("auth_method") == "CHAP"
+        return config.iscsi_disk(
+            target_dev, iqn=data["target_iqn"],
+            lun=data.get("target_lun", 0), host=host, port=port,
+            serial=serial, initiator_iqn=self.initiator_iqn,
+            auth_username=data["auth_username"] if chap else None,
+            secret_usage=_secret_usage(data) if chap else None)
+
+    def source_key(self, connection_info):
+        data = connection_info["data"]
+        return "%s/%s" % (data["target_iqn"], data.get("target_lun", 0))

@@ -1,0 +1,232 @@
+"""The compute manager over a fake:/ RPC transport, fake driver and Cinder.
+
+The RPC path is real oslo.messaging (client from minicompute.rpcapi, the
+ComputeService's server); only the hypervisor and Cinder are fakes, which
+is what lets every undo path be reached.
+"""
+
+import json
+import time
+
+import pytest
+from oslo_config import cfg
+import oslo_messaging as messaging
+
+from minicompute import conf as compute_conf
+from minicompute import exception
+from minicompute import rpcapi
+from minicompute import service
+from minicompute.virt import fake
+from ministack import config
+from ministack import context
+from ministack import exception as ms_exception
+from ministack import rpc
+from ministack.nova_db import api as db_api
+from tests.unit.minicompute import fakes
+
+
+@pytest.fixture
+def conf():
+    conf = cfg.ConfigOpts()
+    config.register_common_opts(conf)
+    compute_conf.register_opts(conf)
+    conf([], project="minicompute")
+    conf.set_override("host", "h1")
+    return conf
+
+
+@pytest.fixture
+def stack(conf, nova_db):
+    transport = messaging.get_rpc_transport(
+        conf, url="fake:/", allowed_remote_exmods=rpc.ALLOWED_EXMODS)
+    driver = fake.FakeDriver()
+    volume_api = fakes.FakeVolumeAPI()
+    svc = service.ComputeService(conf, transport, driver, volume_api)
+    svc.start()
+    client = rpcapi.ComputeAPI(transport, timeout=10)
+    yield svc, client, driver, volume_api
+    svc.stop()
+    transport.cleanup()
+
+
+@pytest.fixture
+def server(ctxt, stack):
+    svc, client, driver, _ = stack
+    inst = db_api.instance_create(ctxt, {
+        "display_name": "vm", "host": "h1", "vm_state": "building",
+        "memory_mb": 128, "vcpus": 1})
+    db_api.action_start(ctxt, inst.uuid, "create")
+    svc.manager.build_and_run_instance(
+        ctxt, db_api.to_dict(inst), {"id": "img"},
+        {"memory_mb": 128, "vcpus": 1})
+    return db_api.to_dict(db_api.instance_get(ctxt, inst.uuid))
+
+
+def _wait(predicate, timeout=5):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.02)
+    raise AssertionError("condition not met in %ss" % timeout)
+
+
+def _api_attach(ctxt, client, volume_api, server, volume_id, device=None):
+    """The API phase, as miniapi does it: reserve name, create, cast."""
+    vol = volume_api.get(ctxt, volume_id)
+    bdm = client.reserve_block_device_name(
+        ctxt, server, device, volume_id, multiattach=vol["multiattach"])
+    assert bdm["connection_info"] is None
+    att = volume_api.attachment_create(ctxt, volume_id, server["uuid"])
+    bdm = db_api.to_dict(db_api.bdm_update(ctxt, bdm["id"], {
+        "attachment_id": att["id"]}))
+    db_api.action_start(ctxt, server["uuid"], "attach_volume")
+    client.attach_volume(ctxt, server, bdm)
+    return bdm
+
+
+def test_build_makes_instance_active(ctxt, server, stack):
+    assert server["vm_state"] == "active"
+    assert server["root_device_name"] == "/dev/vda"
+    assert stack[0].driver.instance_exists(server)
+
+
+def test_heartbeat_registers_service(stack, ctxt):
+    [svc] = db_api.service_get_all(ctxt)
+    assert (svc.host, svc.binary, svc.topic) == ("h1", "minicompute",
+                                                 "compute")
+
+
+def test_attach_then_detach(ctxt, stack, server):
+    """The whole journey: reserved -> in-use -> available, BDM gone."""
+    _, client, driver, volume_api = stack
+    vid = volume_api.create()
+    bdm = _api_attach(ctxt, client, volume_api, server, vid, "/dev/vdq")
+    assert bdm["device_name"] == "/dev/vdb"   # supplied name ignored
+    _wait(lambda: volume_api.volumes[vid]["status"] == "in-use")
+    row = db_api.bdm_get(ctxt, bdm["id"])
+    info = json.loads(row.connection_info)
+    assert info["serial"] == vid
+    assert driver.get_attached_devices(server) == ["vdb"]
+    assert volume_api.calls.index("attachment_update") < \
+        volume_api.calls.index("attachment_complete")
+
+    volume_api.begin_detaching(ctxt, vid)
+    dctxt = context.RequestContext(user_id="u1", project_id="p1")
+    db_api.action_start(dctxt, server["uuid"], "detach_volume")
+    client.detach_volume(dctxt, server, vid, bdm["attachment_id"])
+    _wait(lambda: volume_api.volumes[vid]["status"] == "available")
+    _wait(lambda: not db_api.bdm_get_all_by_instance(ctxt, server["uuid"]))
+    assert driver.get_attached_devices(server) == []
+    events = [e for a in db_api.action_get_all(ctxt, server["uuid"])
+              for e in db_api.action_events_get(ctxt, a.id)]
+    assert {(e.event, e.result) for e in events} >= {
+        ("compute_attach_volume", "Success"),
+        ("compute_detach_volume", "Success")}
+
+
+def test_reserve_rejects_same_volume_twice(ctxt, stack, server):
+    _, client, _, volume_api = stack
+    vid = volume_api.create()
+    client.reserve_block_device_name(ctxt, server, None, vid)
+    with pytest.raises(exception.InvalidVolume):
+        client.reserve_block_device_name(ctxt, server, None, vid)
+
+
+def test_reserve_bad_device_and_limit(ctxt, conf, stack, server):
+    _, client, _, _ = stack
+    with pytest.raises(exception.InvalidDevicePath):
+        client.reserve_block_device_name(ctxt, server, "/dev/1x", "v")
+    conf.set_override("max_disk_devices_to_attach", 2, group="compute")
+    client.reserve_block_device_name(ctxt, server, None, "v1")
+    with pytest.raises(exception.TooManyDiskDevices) as err:
+        client.reserve_block_device_name(ctxt, server, None, "v2")
+    assert err.value.code == 403
+
+
+def test_names_are_distinct(ctxt, stack, server):
+    _, client, _, _ = stack
+    names = [client.reserve_block_device_name(
+        ctxt, server, None, "vol%d" % i)["device_name"] for i in range(8)]
+    assert names == ["/dev/vd%s" % c for c in "bcdefghi"]
+
+
+def test_driver_attach_failure_undoes_everything(ctxt, stack, server):
+    """Driver fails: attachment deleted, BDM destroyed, event Error."""
+    _, client, driver, volume_api = stack
+    vid = volume_api.create()
+    driver.fail_attach = exception.InternalError(err="qemu said no")
+    _api_attach(ctxt, client, volume_api, server, vid)
+    _wait(lambda: volume_api.volumes[vid]["status"] == "available")
+    _wait(lambda: not db_api.bdm_get_all_by_instance(ctxt, server["uuid"]))
+    assert volume_api.attachments == {}
+    action = db_api.action_get_by_request_id(ctxt, server["uuid"],
+                                             ctxt.request_id)
+    _wait(lambda: db_api.action_events_get(ctxt, action.id)[0].result
+          == "Error")
+    event = db_api.action_events_get(ctxt, action.id)[0]
+    assert "qemu said no" in event.details
+
+
+def test_complete_failure_detaches_from_driver(ctxt, stack, server):
+    _, client, driver, volume_api = stack
+    vid = volume_api.create()
+    volume_api.fail["attachment_complete"] = ms_exception.Conflict(
+        reason="x")
+    _api_attach(ctxt, client, volume_api, server, vid)
+    _wait(lambda: volume_api.volumes[vid]["status"] == "available")
+    _wait(lambda: not db_api.bdm_get_all_by_instance(ctxt, server["uuid"]))
+    assert driver.get_attached_devices(server) == []
+    assert ("detach_volume", server["uuid"], "/dev/vdb") in driver.calls
+
+
+def test_detach_refused_rolls_back(ctxt, stack, server):
+    """DeviceDetachFailed: volume back to in-use, BDM kept."""
+    _, client, driver, volume_api = stack
+    vid = volume_api.create()
+    bdm = _api_attach(ctxt, client, volume_api, server, vid)
+    _wait(lambda: volume_api.volumes[vid]["status"] == "in-use")
+    volume_api.begin_detaching(ctxt, vid)
+    driver.fail_detach = exception.DeviceDetachFailed(device="vdb",
+                                                      reason="busy")
+    client.detach_volume(ctxt, server, vid, bdm["attachment_id"])
+    _wait(lambda: "roll_detaching" in volume_api.calls)
+    assert volume_api.volumes[vid]["status"] == "in-use"
+    assert db_api.bdm_get(ctxt, bdm["id"])
+    assert driver.get_attached_devices(server) == ["vdb"]
+
+
+def test_legacy_flow(ctxt, stack, server):
+    """A BDM without attachment_id: initialize_connection/attach/detach."""
+    _, client, driver, volume_api = stack
+    vid = volume_api.create()
+    bdm = client.reserve_block_device_name(ctxt, server, None, vid)
+    volume_api.reserve_volume(ctxt, vid)
+    client.attach_volume(ctxt, server, bdm)
+    _wait(lambda: volume_api.volumes[vid]["status"] == "in-use")
+    assert "initialize_connection" in volume_api.calls
+    client.detach_volume(ctxt, server, vid)
+    _wait(lambda: volume_api.volumes[vid]["status"] == "available")
+    assert {"terminate_connection", "detach"} <= set(volume_api.calls)
+
+
+def test_terminate_detaches_and_deletes(ctxt, stack, server):
+    _, client, driver, volume_api = stack
+    keep, drop = volume_api.create(), volume_api.create()
+    for vid in (keep, drop):
+        bdm = _api_attach(ctxt, client, volume_api, server, vid)
+        _wait(lambda v=vid: volume_api.volumes[v]["status"] == "in-use")
+        if vid == drop:
+            db_api.bdm_update(ctxt, bdm["id"],
+                              {"delete_on_termination": True})
+    client.terminate_instance(ctxt, server)
+    _wait(lambda: drop not in volume_api.volumes)
+    assert volume_api.volumes[keep]["status"] == "available"
+
+    def gone():
+        try:
+            db_api.instance_get(ctxt, server["uuid"])
+        except exception.InstanceNotFound:
+            return True
+    _wait(gone)
+    assert not driver.instance_exists(server)
