@@ -2,7 +2,8 @@
 
 Request path through the WSGI stack::
 
-    ContextMiddleware      request context (noauth), x-openstack-request-id
+    ContextMiddleware      request context (noauth, or keystone tokens
+                           validated locally), x-openstack-request-id
                            and x-compute-request-id on every response
     ProjectURLMiddleware   /v2.1/{project_id}/servers -> /v2.1/servers
     Flask                  microversion negotiation (before_request),
@@ -71,11 +72,13 @@ class ProjectURLMiddleware:
 
 
 def create_app(conf, transport=None, engine=None, volume_api=None,
-               compute_rpcapi=None):
+               compute_rpcapi=None, token_validator=None):
     """Build the Flask app for ``conf`` (options registered and parsed).
 
+    :param token_validator: for ``auth_strategy = keystone``; built from
+        ``[identity] signing_key_file`` when omitted.
     :raises ministack.exception.ConfigError: the database or broker URL is
-        unusable.
+        unusable, or the identity key is (keystone).
     """
     if engine is None:
         engine = db.make_engine(ms_config.database_url(conf, "nova"),
@@ -87,8 +90,8 @@ def create_app(conf, transport=None, engine=None, volume_api=None,
         compute_rpcapi = compute_rpcapi_mod.ComputeAPI(
             transport, timeout=conf.rpc_call_timeout)
     if volume_api is None:
-        from minicompute.volume import cinder
-        volume_api = cinder.API(conf)
+        from miniapi import cinder_keystone
+        volume_api = cinder_keystone.make_volume_api(conf)
 
     app = flask.Flask("miniapi")
     app.config["COMPUTE_API"] = compute_api.API(
@@ -109,8 +112,16 @@ def create_app(conf, transport=None, engine=None, volume_api=None,
     app.wsgi_app = wsgi.ContextMiddleware(
         ProjectURLMiddleware(app.wsgi_app), project_re=_PROJECT_RE,
         extra_request_id_headers=("x-compute-request-id",),
-        auth_strategy=conf.api.auth_strategy)
+        auth_strategy=conf.api.auth_strategy,
+        token_validator=token_validator or _token_validator(conf))
     return app
+
+
+def _token_validator(conf):
+    if conf.api.auth_strategy != "keystone":
+        return None
+    from ministack.identity import middleware
+    return middleware.TokenValidator.from_conf(conf)
 
 
 def _versioned(path):
@@ -121,7 +132,7 @@ def _before_request():
     request = flask.request
     flask.g.url_project_id = request.environ.get(ENV_URL_PROJECT)
     ctxt = wsgi.get_context(request)
-    if ctxt.project_id is None:
+    if ctxt.project_id is None and ctxt.user_id is not None:
         # nova's noauth2: a token without a project acts in the project
         # named after the user.
         ctxt.project_id = ctxt.user_id

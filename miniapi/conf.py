@@ -4,6 +4,9 @@ Groups:
 
 * ``[api]``: where the WSGI server listens, how requests are authenticated,
   and the page size limit.
+* ``[identity]``, ``[catalog]``, ``[service_user]``: the keystone v3
+  subset this daemon serves on its own port, and the service token it
+  sends to Cinder (``ministack.identity.conf``).
 * ``[cinder]``: how miniapi reaches minicinder. The options themselves are
   owned by ``minicompute.conf`` (the Cinder adapter,
   ``minicompute/volume/cinder.py``, reads them), and are registered here
@@ -18,6 +21,7 @@ from oslo_config import cfg
 
 from minicompute import conf as compute_conf
 from ministack import rpc
+from ministack.identity import conf as identity_conf
 
 api_group = cfg.OptGroup("api", title="Compute API options")
 
@@ -42,13 +46,30 @@ Number of request-handling threads of the WSGI server.
                choices=[("noauth",
                          "Trust the caller: the project comes from the URL "
                          "or from an X-Auth-Token of the form user:project, "
-                         "as upstream's noauth2.")],
+                         "as upstream's noauth2."),
+                        ("keystone",
+                         "Validate X-Auth-Token (and X-Service-Token) "
+                         "locally with the shared identity key; calls to "
+                         "Cinder forward the user's token plus nova's "
+                         "service token.")],
                help="""
 How requests are authenticated.
 
 Related options:
 
-* none; the identity issue adds ``keystone``.
+* ``[identity] signing_key_file`` (keystone)
+* ``[service_user]`` (keystone: the token sent to Cinder as
+  ``X-Service-Token``)
+"""),
+    cfg.PortOpt("image_listen_port", default=0,
+                help="""
+TCP port of the read-only image API (Glance v2 subset listing the
+registered guest images) this daemon serves next to the compute API;
+``0`` (the default) disables it; devstack uses Glance's 9292.
+
+Related options:
+
+* ``[catalog] image_url`` should point here.
 """),
     cfg.IntOpt("max_limit", default=1000, min=1,
                help="""
@@ -84,6 +105,7 @@ def register_opts(conf):
     conf.register_opts(api_opts, group=api_group)
     rpc.register_opts(conf)
     compute_conf.register_cinder_opts(conf)
+    identity_conf.register_opts(conf)
 
 
 def _cinder_opts():
@@ -94,4 +116,5 @@ def _cinder_opts():
 
 def list_opts():
     """For oslo-config-generator (entry point ``miniapi``)."""
-    return [(api_group, api_opts)] + rpc.list_opts() + _cinder_opts()
+    return ([(api_group, api_opts)] + rpc.list_opts() + _cinder_opts()
+            + identity_conf.list_opts())

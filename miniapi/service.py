@@ -1,33 +1,59 @@
-"""The miniapi daemon: start-up checks, then the WSGI server.
+"""The miniapi daemon: start-up checks, then the WSGI servers.
 
-``build(conf)`` does every check that can fail before the port is opened
-(database reachable and migrated, broker reachable), each failing with one
-``ConfigError`` line naming the option, which ``ministack.service.run``
-prints before exiting 1.
+``build(conf)`` does every check that can fail before a port is opened
+(database reachable and migrated, broker reachable, identity key readable),
+each failing with one ``ConfigError`` line naming the option, which
+``ministack.service.run`` prints before exiting 1.
+
+One daemon serves three small APIs, each on its own port as upstream:
+
+* the compute API (``[api] listen_port``, 8774), in the main thread;
+* the keystone v3 subset (``[identity] listen_port``, 5000) when
+  ``[identity] enabled``;
+* the read-only image API (``[api] image_listen_port``, 9292) unless 0.
 """
 
+import contextlib
 import logging
+import socket
+import threading
 
 from ministack import config as ms_config
 from ministack import db
+from ministack import exception
 from ministack import rpc
 from ministack import service
 from ministack import wsgi
+from ministack.identity import app as identity_app
+from ministack.identity import middleware
+from ministack.identity import store as identity_store
+from ministack.identity import tokens
 from miniapi import app as app_mod
 from miniapi import db_setup
+from miniapi import image_api
 
 LOG = logging.getLogger(__name__)
 
 
 class APIService(service.Service):
-    """Serves the Flask app under waitress until the stop event is set."""
+    """Serves the Flask apps under waitress until the stop event is set.
 
-    def __init__(self, conf, app, transport):
+    :param extra: ``[(name, app, host, port)]`` served in threads.
+    """
+
+    def __init__(self, conf, app, transport, extra=()):
         self.conf = conf
         self.app = app
         self.transport = transport
+        self.extra = list(extra)
 
     def start(self, stop_event):
+        for name, app, host, port in self.extra:
+            LOG.info("%s API on %s:%s", name, host, port)
+            threading.Thread(
+                target=wsgi.serve, args=(app, host, port),
+                kwargs={"threads": 4, "stop_event": stop_event},
+                name="wsgi-%s" % name, daemon=True).start()
         wsgi.serve(self.app, self.conf.api.listen, self.conf.api.listen_port,
                    threads=self.conf.api.workers, stop_event=stop_event)
 
@@ -36,15 +62,53 @@ class APIService(service.Service):
             self.transport.cleanup()
 
 
+def _check_port(host, port, option):
+    """Fail at start-up, naming the option, if the port is taken (the
+    extra servers run in threads, where a bind error would go unseen)."""
+    with contextlib.closing(socket.socket()) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            raise exception.ConfigError(
+                reason="%s: cannot listen on %s:%s (%s)"
+                       % (option, host, port, exc.strerror)) from None
+
+
+def _extra_apps(conf, engine, validator):
+    """The identity and image apps this daemon also serves."""
+    extra = []
+    if conf.identity.enabled:
+        _check_port(conf.identity.listen, conf.identity.listen_port,
+                    "[identity] listen_port")
+        formatter = tokens.TokenFormatter.from_file(
+            conf.identity.signing_key_file)
+        extra.append(("identity", identity_app.create_app(
+            conf, identity_store.IdentityStore(engine), formatter),
+            conf.identity.listen, conf.identity.listen_port))
+    if conf.api.image_listen_port:
+        _check_port(conf.api.listen, conf.api.image_listen_port,
+                    "[api] image_listen_port")
+        extra.append(("image", image_api.create_app(
+            conf.api.image_dir, conf.api.auth_strategy, validator),
+            conf.api.listen, conf.api.image_listen_port))
+    return extra
+
+
 def build(conf):
-    """Check the database and broker, then build the API service."""
+    """Check the database, broker and key, then build the API service."""
     engine = db.make_engine(ms_config.database_url(conf, "nova"),
                             conf.database.connect_timeout)
     db_setup.sync(engine, seed_flavors=conf.api.seed_flavors)
+    validator = None
+    if conf.api.auth_strategy == "keystone":
+        validator = middleware.TokenValidator.from_conf(conf)
+    extra = _extra_apps(conf, engine, validator)
     transport = rpc.get_transport(conf)
     rpc.check_broker(transport)
-    app = app_mod.create_app(conf, transport=transport, engine=engine)
+    app = app_mod.create_app(conf, transport=transport, engine=engine,
+                             token_validator=validator)
     LOG.info("Compute API on %s:%s (microversions 2.1-%s)",
              conf.api.listen, conf.api.listen_port,
              app_mod.microversion.MAX_VERSION)
-    return APIService(conf, app, transport)
+    return APIService(conf, app, transport, extra)

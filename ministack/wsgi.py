@@ -15,6 +15,7 @@ import re
 import uuid
 
 from ministack import context as ms_context
+from ministack import exception
 
 LOG = logging.getLogger(__name__)
 
@@ -33,6 +34,8 @@ FAULT_NAMES = {
     415: "badMediaType",
     501: "notImplemented",
 }
+
+_REASONS = {401: "Unauthorized", 403: "Forbidden", 404: "Not Found"}
 
 _GLOBAL_ID_RE = re.compile(
     r"^req-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}$")
@@ -64,25 +67,44 @@ class ContextMiddleware:
     does: the project comes from the URL (``project_re`` group 1), the user
     from an ``X-Auth-Token`` of the form ``user:project`` (or ``X-User-Id``)
     and the roles from ``X-Roles``; the user named ``admin`` gets the admin
-    role. The identity issue replaces this with token validation.
+    role.
+
+    ``auth_strategy='keystone'`` validates ``X-Auth-Token`` (and
+    ``X-Service-Token``) locally with the shared identity key
+    (:class:`ministack.identity.middleware.TokenValidator`): the user,
+    project and roles come from the token only. A missing, tampered or
+    expired token gets 401 with keystonemiddleware's body; a project in
+    the URL that is not the token's gets 404 (admins excepted). Version
+    discovery (``GET /``, ``GET /v3/``...) needs no token.
 
     :param extra_request_id_headers: further header names that echo the
         request id (nova adds ``x-compute-request-id``).
+    :param token_validator: the TokenValidator for ``keystone``; when
+        omitted it is built from the key file named by
+        ``$MINISTACK_SIGNING_KEY_FILE`` or the default path.
+    :raises ministack.exception.ConfigError: ``keystone`` and the key file
+        is unusable (at construction, i.e. at daemon start-up).
     """
 
     def __init__(self, app, project_re=None, extra_request_id_headers=(),
-                 auth_strategy="noauth"):
+                 auth_strategy="noauth", token_validator=None):
         self.app = app
         self.project_re = re.compile(project_re) if project_re else None
         self.extra_headers = tuple(extra_request_id_headers)
         self.auth_strategy = auth_strategy
+        self.validator = None
+        if auth_strategy == "keystone":
+            from ministack.identity import middleware
+            self.validator = token_validator or \
+                middleware.TokenValidator.from_default_key()
+        elif auth_strategy != "noauth":
+            raise exception.ConfigError(
+                reason="unknown auth_strategy %r" % auth_strategy)
 
     def __call__(self, environ, start_response):
         request_id = new_request_id()
         inbound = environ.get("HTTP_X_OPENSTACK_REQUEST_ID", "")
         global_request_id = inbound if _GLOBAL_ID_RE.match(inbound) else None
-        environ[ENV_CONTEXT] = self._build_context(
-            environ, request_id, global_request_id)
 
         def _start_response(status, headers, exc_info=None):
             headers = list(headers)
@@ -91,7 +113,65 @@ class ContextMiddleware:
                 headers.append((name, request_id))
             return start_response(status, headers, exc_info)
 
+        if self.validator is not None:
+            try:
+                ctxt = self._keystone_context(environ, request_id,
+                                              global_request_id)
+            except exception.MinistackException as exc:
+                return self._refuse(exc, _start_response)
+        else:
+            ctxt = self._build_context(environ, request_id,
+                                       global_request_id)
+        environ[ENV_CONTEXT] = ctxt
         return self.app(environ, _start_response)
+
+    def _url_project(self, environ):
+        if self.project_re:
+            match = self.project_re.match(environ.get("PATH_INFO", ""))
+            if match:
+                return match.group(1)
+        return None
+
+    def _keystone_context(self, environ, request_id, global_request_id):
+        """The context from validated tokens (see the class docstring)."""
+        from ministack.identity import exception as id_exception
+        ids = {"request_id": request_id,
+               "global_request_id": global_request_id, "overwrite": True}
+        try:
+            fields = self.validator.context_fields(environ)
+        except id_exception.Unauthorized:
+            if not self.validator.is_public(environ):
+                raise
+            # Discovery without (or with a bad) token: an anonymous context.
+            return ms_context.RequestContext(roles=[], **ids)
+        ctxt = ms_context.RequestContext(**fields, **ids)
+        url_project = self._url_project(environ)
+        if url_project and url_project != ctxt.project_id and \
+                not ctxt.is_admin:
+            LOG.info("Refused: URL project %s is not the token's (%s)",
+                     url_project, ctxt.project_id)
+            raise exception.NotFound(
+                message="Project %s could not be found." % url_project)
+        return ctxt
+
+    def _refuse(self, exc, start_response):
+        """Answer 401 (keystonemiddleware's body) or the error's code."""
+        code = getattr(exc, "code", 500) or 500
+        headers = [("Content-Type", "application/json")]
+        if code == 401:
+            body = {"error": {"code": 401, "title": "Unauthorized",
+                              "message": exc.format_message()}}
+            uri = self.validator.www_authenticate_uri
+            headers.append(("WWW-Authenticate",
+                            'Keystone uri="%s"' % uri if uri else
+                            "Keystone"))
+        else:
+            body = fault_body(code, exc.format_message())
+        data = json.dumps(body).encode()
+        headers.append(("Content-Length", str(len(data))))
+        start_response("%d %s" % (code, _REASONS.get(code, "Error")),
+                       headers)
+        return [data]
 
     def _build_context(self, environ, request_id, global_request_id):
         project_id = None

@@ -43,9 +43,10 @@ it comes together with a valid service token (keystone's
 ``[token] allow_expired_window``): a long attach started by a user must
 not fail half-way because the user's token ran out.
 """),
-    cfg.BoolOpt("enabled", default=True,
+    cfg.BoolOpt("enabled", default=False,
                 help="""
-Serve the keystone v3 API from this daemon (miniapi serves it).
+Serve the keystone v3 API from this daemon (miniapi; devstack turns it
+on). Needs ``signing_key_file``.
 """),
     cfg.HostAddressOpt("listen", default="0.0.0.0",
                        help="IP address the identity API listens on."),

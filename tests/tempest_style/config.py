@@ -4,6 +4,14 @@ Like tempest.conf, the file describes a deployed endpoint, so the same suite
 can run against ministack or against a real OpenStack cloud. The path comes
 from ``$MINISTACK_TEMPEST_CONF`` (default ``/etc/ministack/tempest.conf``,
 written by devstack/stack.sh). See ``tempest.conf.sample``.
+
+Two ways to authenticate, chosen by ``[auth] auth_url``:
+
+* set: Keystone v3 password auth for the user and the admin; endpoints come
+  from the token's service catalog (``compute``, ``block-storage`` or
+  ``volumev3``), as tempest does;
+* empty: noauth, with ``token`` / ``admin_token`` sent as-is and the
+  endpoints taken from ``[compute] endpoint`` and ``[volume] endpoint``.
 """
 
 import configparser
@@ -14,15 +22,24 @@ DEFAULT_PATH = "/etc/ministack/tempest.conf"
 
 
 @dataclasses.dataclass
+class Credentials:
+    username: str = ""
+    password: str = ""
+    project_name: str = ""
+    domain_name: str = "Default"
+    token: str = ""  # noauth only
+
+
+@dataclasses.dataclass
 class Config:
+    auth_url: str
+    user: Credentials
+    admin: Credentials
     compute_endpoint: str
     volume_endpoint: str
-    project_id: str
-    auth_token: str
-    admin_project_id: str
-    admin_token: str
     image_ref: str
     flavor_ref: str
+    region: str = "RegionOne"
     build_timeout: int = 300
     build_interval: float = 0.5
     volume_size: int = 1
@@ -30,30 +47,36 @@ class Config:
     volume_microversion: str = "3.44"
     libvirt_uri: str = "qemu:///system"
     guest_agent: bool = True
+    nova_db_url: str = ""
 
 
 def load(path=None):
     """Read the suite's INI file into a :class:`Config`."""
     path = path or os.environ.get("MINISTACK_TEMPEST_CONF", DEFAULT_PATH)
-    parser = configparser.ConfigParser()
+    parser = configparser.ConfigParser(interpolation=None)
     if not parser.read(path):
         raise FileNotFoundError(
             "tempest-style config %s not found: run devstack/stack.sh or "
             "set MINISTACK_TEMPEST_CONF" % path)
 
-    def get(section, key, fallback=None):
-        value = parser.get(section, key, fallback=fallback)
-        if value is None:
-            raise KeyError("[%s] %s missing from %s" % (section, key, path))
-        return value
+    def get(section, key, fallback=""):
+        return parser.get(section, key, fallback=fallback)
+
+    def creds(prefix):
+        return Credentials(
+            username=get("auth", prefix + "username"),
+            password=get("auth", prefix + "password"),
+            project_name=get("auth", prefix + "project_name"),
+            domain_name=get("auth", "domain_name", "Default"),
+            token=get("auth", prefix + "token"))
 
     return Config(
+        auth_url=get("auth", "auth_url").rstrip("/"),
+        user=creds(""),
+        admin=creds("admin_"),
+        region=get("auth", "region", "RegionOne"),
         compute_endpoint=get("compute", "endpoint").rstrip("/"),
         volume_endpoint=get("volume", "endpoint").rstrip("/"),
-        project_id=get("auth", "project_id"),
-        auth_token=get("auth", "token"),
-        admin_project_id=get("auth", "admin_project_id"),
-        admin_token=get("auth", "admin_token"),
         image_ref=get("compute", "image_ref"),
         flavor_ref=get("compute", "flavor_ref"),
         build_timeout=int(get("compute", "build_timeout", "300")),
@@ -64,4 +87,5 @@ def load(path=None):
         libvirt_uri=get("validation", "libvirt_uri", "qemu:///system"),
         guest_agent=parser.getboolean("validation", "guest_agent",
                                       fallback=True),
+        nova_db_url=get("validation", "nova_db_url"),
     )

@@ -7,6 +7,7 @@ fails, as tempest's addCleanup does.
 
 import pytest
 
+from tests.tempest_style import auth
 from tests.tempest_style import clients
 from tests.tempest_style import config as suite_config
 
@@ -33,24 +34,43 @@ def conf():
 
 
 @pytest.fixture(scope="session")
-def compute(conf):
+def user_session(conf):
+    """Token and endpoints of the (non-admin) test user."""
+    return auth.authenticate(conf, conf.user)
+
+
+@pytest.fixture(scope="session")
+def admin_session(conf):
+    return auth.authenticate(conf, conf.admin, admin=True)
+
+
+@pytest.fixture(scope="session")
+def compute(conf, user_session):
     """The compute client for the test project."""
-    return clients.ComputeClient(conf.compute_endpoint, conf.auth_token,
+    return clients.ComputeClient(user_session.compute_endpoint,
+                                 user_session.token,
                                  conf.compute_microversion)
 
 
 @pytest.fixture(scope="session")
-def volumes(conf):
+def volumes(conf, user_session):
     """The volume client for the test project."""
-    return clients.VolumeClient(conf.volume_endpoint, conf.auth_token,
+    return clients.VolumeClient(user_session.volume_endpoint,
+                                user_session.token,
                                 conf.volume_microversion)
 
 
 @pytest.fixture(scope="session")
-def admin_volumes(conf):
-    endpoint = conf.volume_endpoint.replace(conf.project_id,
-                                            conf.admin_project_id)
-    return clients.VolumeClient(endpoint, conf.admin_token,
+def admin_compute(conf, admin_session):
+    return clients.ComputeClient(admin_session.compute_endpoint,
+                                 admin_session.token,
+                                 conf.compute_microversion)
+
+
+@pytest.fixture(scope="session")
+def admin_volumes(conf, admin_session):
+    return clients.VolumeClient(admin_session.volume_endpoint,
+                                admin_session.token,
                                 conf.volume_microversion)
 
 

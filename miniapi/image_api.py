@@ -1,0 +1,132 @@
+"""A read-only Glance v2 subset: the registered guest images.
+
+``openstack server create --image NAME`` resolves the name through the
+``image`` service of the catalog (``GET /v2/images/NAME`` -> 404, then
+``GET /v2/images?name=NAME``) and shows the image afterwards, so this
+serves the discovery document, the list (``name``, ``id=in:``, ``limit``,
+``marker`` filters) and one image, in Glance v2's shapes. The images are
+those devstack registers (``ministack.images``); upload is not supported.
+
+The miniapi daemon serves it on its own port (``[api]
+image_listen_port``, Glance's 9292) behind the same ContextMiddleware as
+the compute API: images are public, any authenticated caller sees them.
+"""
+
+import flask
+from werkzeug import exceptions as wz_exceptions
+
+from ministack import exception
+from ministack import wsgi
+from miniapi.compute import images
+
+bp = flask.Blueprint("image_api", __name__)
+
+VERSION_ID = "v2.16"
+
+
+def _versions():
+    href = flask.request.host_url.rstrip("/") + "/v2/"
+    return {"versions": [{"id": VERSION_ID, "status": "CURRENT",
+                          "links": [{"rel": "self", "href": href}]}]}
+
+
+@bp.get("/")
+def versions():
+    response = flask.jsonify(_versions())
+    response.status_code = 300   # glance's multiple choices
+    return response
+
+
+@bp.get("/v2")
+def version_v2():
+    return flask.jsonify(_versions())
+
+
+def _image_dir():
+    return flask.current_app.config["IMAGE_DIR"]
+
+
+def _view(image):
+    image_id = image["id"]
+    return {
+        "id": image_id, "name": image.get("name"),
+        "status": "active", "visibility": "public", "protected": False,
+        "os_hidden": False, "owner": None, "tags": [],
+        "container_format": "bare",
+        "disk_format": image.get("disk_format", "qcow2"),
+        "size": image.get("size"),
+        "virtual_size": image.get("virtual_size"),
+        "min_disk": image.get("min_disk", 0),
+        "min_ram": image.get("min_ram", 0),
+        "checksum": image.get("checksum"),
+        "created_at": image.get("created_at"),
+        "updated_at": image.get("updated_at", image.get("created_at")),
+        "self": "/v2/images/%s" % image_id,
+        "file": "/v2/images/%s/file" % image_id,
+        "schema": "/v2/schemas/image",
+    }
+
+
+def _filtered(found):
+    args = flask.request.args
+    if args.get("name"):
+        found = [i for i in found if i.get("name") == args["name"]]
+    if args.get("id"):
+        wanted = args["id"]
+        ids = wanted[3:].split(",") if wanted.startswith("in:") \
+            else [wanted]
+        found = [i for i in found if i.get("id") in ids]
+    marker = args.get("marker")
+    if marker:
+        positions = [n for n, i in enumerate(found) if i["id"] == marker]
+        if not positions:
+            raise exception.Invalid(
+                message="marker %s could not be found" % marker)
+        found = found[positions[0] + 1:]
+    if args.get("limit"):
+        try:
+            limit = int(args["limit"])
+        except ValueError:
+            raise exception.Invalid(message="limit must be an integer")
+        if limit < 0:
+            raise exception.Invalid(message="limit must be >= 0")
+        found = found[:limit]
+    return found
+
+
+@bp.get("/v2/images")
+def index():
+    found = _filtered(images.list_images(_image_dir()))
+    return flask.jsonify({"images": [_view(i) for i in found],
+                          "schema": "/v2/schemas/images",
+                          "first": "/v2/images"})
+
+
+@bp.get("/v2/images/<image_id>")
+def show(image_id):
+    for image in images.list_images(_image_dir()):
+        if image.get("id") == image_id:
+            return flask.jsonify(_view(image))
+    raise exception.NotFound(
+        message="No image found with ID %s" % image_id)
+
+
+def _domain_error(exc):
+    return wsgi.fault(exc.code or 500, exc.format_message())
+
+
+def _http_error(exc):
+    return wsgi.fault(exc.code or 500, exc.description or exc.name)
+
+
+def create_app(image_dir, auth_strategy="noauth", token_validator=None):
+    """The image WSGI app (wrapped in the context middleware)."""
+    app = flask.Flask("miniapi.image")
+    app.json.sort_keys = False
+    app.url_map.strict_slashes = False
+    app.config["IMAGE_DIR"] = image_dir
+    app.register_blueprint(bp)
+    app.register_error_handler(exception.MinistackException, _domain_error)
+    app.register_error_handler(wz_exceptions.HTTPException, _http_error)
+    return wsgi.ContextMiddleware(app, auth_strategy=auth_strategy,
+                                  token_validator=token_validator)

@@ -1,0 +1,1 @@
+"""ministack-audit: cross-check the attach ledgers and repair them."""
