@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+#
+# clean.sh - stop the lab and remove all its state
+#
+# After unstack.sh: the daemons' own cleanups (HOOK), the lab's iSCSI
+# targets, the RabbitMQ vhost and user, the volume group with its loop
+# devices and backing file, the guest image and kernel cache, and
+# everything under $DATA_DIR (databases), $CONF_DIR and $STATUS_DIR.
+# Packages, the venv and the logs are kept. stack.sh rebuilds the rest.
+
+set -o errexit -o pipefail
+[[ -n $STACK_DEBUG ]] && set -o xtrace
+
+TOP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$TOP_DIR/functions"
+run_exclusively "$0" "$@"
+source "$TOP_DIR/stackrc"
+[[ $EUID -eq 0 ]] || die $LINENO "clean.sh must run as root"
+
+for lib in packages python rabbitmq tgt libvirt lvm image; do
+    source "$TOP_DIR/lib/$lib"
+done
+MINISTACK_SERVICES=(minicompute miniapi minicinder)
+for svc in "${MINISTACK_SERVICES[@]}"; do
+    [[ -r $TOP_DIR/lib/$svc ]] && source "$TOP_DIR/lib/$svc"
+done
+
+# Cleanups that need the services running come first.
+for svc in "${MINISTACK_SERVICES[@]}"; do
+    call_if_defined "cleanup_$svc"
+done
+cleanup_tgt
+cleanup_rabbitmq
+
+"$TOP_DIR/unstack.sh"
+
+cleanup_lvm
+cleanup_image
+cleanup_libvirt
+echo_summary "Removing $DATA_DIR $CONF_DIR $STATUS_DIR"
+rm -rf "${DATA_DIR:?}" "${CONF_DIR:?}" "${STATUS_DIR:?}"
+echo_summary "ministack lab cleaned"
