@@ -63,6 +63,26 @@ Possible values:
 Seconds a new instance has to boot far enough for its guest agent to answer
 before the build fails and the instance goes to ERROR.
 """),
+    cfg.IntOpt("reconcile_interval", default=60, min=0,
+               help="""
+Seconds between two runs of the reconciler, which cross-checks this host's
+BDMs, Cinder's attachments and the guests' disks (the checks of
+``ministack-audit``) and repairs what is safe to repair. 0 disables the
+periodic run; the start-up run always happens.
+
+Related options:
+
+* reconcile_grace
+"""),
+    cfg.IntOpt("reconcile_grace", default=120, min=0,
+               help="""
+Seconds a half-made attach (a BDM still without its Cinder attachment, an
+attachment still without its BDM, a volume detaching with no detach in
+flight) is left alone before the reconciler treats it as abandoned.
+
+Must be well above ``[DEFAULT] rpc_call_timeout`` of miniapi: the API
+phase of an attach lasts up to that long.
+"""),
     cfg.StrOpt("instances_path", default="$state_path/instances",
                help="""
 Directory holding one sub-directory per instance (its qcow2 overlay).
@@ -122,6 +142,23 @@ Related options:
 """),
 ]
 
+fault_injection_group = cfg.OptGroup(
+    "fault_injection", title="Test-only fault injection")
+
+fault_injection_opts = [
+    cfg.BoolOpt("enabled", default=False,
+                help="""
+FOR TESTS ONLY. Never set this in a real deployment.
+
+When true, an attach of a volume whose display name contains
+``inject-fault-driver_attach`` fails right after the disk was hot-plugged,
+and one whose name contains ``inject-fault-attachment_complete`` fails
+instead of calling Cinder's os-complete. The recovery tests use these two
+points for failures that cannot be made from outside at a precise moment
+(see minicompute/fault_injection.py).
+"""),
+]
+
 cinder_opts = [
     cfg.StrOpt("endpoint_template",
                default="http://127.0.0.1:8776/v3/%(project_id)s",
@@ -170,4 +207,5 @@ def list_opts():
     return [("DEFAULT", default_opts),
             (compute_group, compute_opts),
             (libvirt_group, libvirt_opts),
-            (cinder_group, cinder_opts)] + rpc.list_opts()
+            (cinder_group, cinder_opts),
+            (fault_injection_group, fault_injection_opts)] + rpc.list_opts()

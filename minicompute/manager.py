@@ -18,6 +18,7 @@ from oslo_log import log as logging
 from oslo_utils import excutils
 
 from minicompute import exception
+from minicompute import fault_injection
 from minicompute import power_state
 from minicompute import rpcapi
 from minicompute import task_states
@@ -58,9 +59,13 @@ class ComputeManager:
         values["name"] = self.conf.instance_name_template % row.id
         return values
 
-    def _event(self, ctxt, name, instance):
-        return utils.EventReporter(ctxt, "compute_%s" % name, self.host,
-                                   instance["uuid"])
+    def _event(self, ctxt, name, instance, volume_id=None):
+        return utils.EventReporter(
+            ctxt, "compute_%s" % name, self.host, instance["uuid"],
+            subject="volume %s" % volume_id if volume_id else None)
+
+    def _fault(self, point, volume):
+        fault_injection.maybe_fail(self.conf, point, volume)
 
     def _persist_bdm(self, ctxt, bdm_id):
         return lambda values: db_api.bdm_update(ctxt, bdm_id, values)
@@ -116,11 +121,18 @@ class ComputeManager:
     def attach_volume(self, ctxt, instance, bdm):
         """Wire the reserved BDM's volume into the instance (RPC cast)."""
         instance = self._instance(ctxt, instance)
-        with self._event(ctxt, "attach_volume", instance), \
+        with self._event(ctxt, "attach_volume", instance,
+                         bdm.get("volume_id")), \
                 utils.instance_lock(instance["uuid"]):
             row = db_api.bdm_get(ctxt, bdm["id"])
+            if row.connection_info:
+                # Delivered twice (a redelivered cast) or already
+                # finished by the start-up reconciler: nothing to do.
+                LOG.info("Volume %s is already wired into %s", row.volume_id,
+                         instance["uuid"])
+                return
             driver_bdm = block_device.DriverVolumeBlockDevice(
-                row, self._persist_bdm(ctxt, row.id))
+                row, self._persist_bdm(ctxt, row.id), fault=self._fault)
             try:
                 driver_bdm.attach(ctxt, instance, self.volume_api,
                                   self.driver)
@@ -158,7 +170,7 @@ class ComputeManager:
         in-use, so the user can simply retry.
         """
         instance = self._instance(ctxt, instance)
-        with self._event(ctxt, "detach_volume", instance), \
+        with self._event(ctxt, "detach_volume", instance, volume_id), \
                 utils.instance_lock(instance["uuid"]):
             self._detach_volume(ctxt, instance, volume_id, attachment_id)
 

@@ -18,6 +18,7 @@ import oslo_messaging as messaging
 from oslo_log import log as logging
 
 from minicompute import manager
+from minicompute import reconcile
 from minicompute import rpcapi
 from minicompute.volume import cinder
 from ministack import config
@@ -39,10 +40,12 @@ class ComputeService:
         self.transport = transport
         self.driver = driver
         self.manager = manager.ComputeManager(conf, driver, volume_api)
+        self.reconciler = reconcile.Reconciler(conf, self.manager)
         target = messaging.Target(topic=rpcapi.RPC_TOPIC, server=conf.host)
         self.server = rpc.get_server(transport, target, [self.manager])
         self._stop = threading.Event()
         self._heartbeat_thread = None
+        self._reconcile_thread = None
 
     def heartbeat(self):
         """One heartbeat; failures are logged, never fatal."""
@@ -57,8 +60,29 @@ class ComputeService:
         while not self._stop.wait(self.conf.compute.report_interval):
             self.heartbeat()
 
+    def reconcile(self):
+        """One reconciler run; failures are logged, never fatal."""
+        try:
+            return self.reconciler.run(fix=True)
+        except Exception:
+            LOG.exception("Reconciler run failed")
+            return []
+
+    def _reconcile_loop(self):
+        while not self._stop.wait(self.conf.compute.reconcile_interval):
+            self.reconcile()
+
     def start(self, stop_event=None):
         self.driver.init_host(self.conf.host)
+        # Before the server listens: whatever is still "running" on this
+        # host was running in a process that died.
+        try:
+            self.reconciler.recover_interrupted()
+        except Exception:
+            LOG.exception("Start-up recovery failed")
+        # Also before the server listens, so the first run never races
+        # the casts that waited in the queue while this host was down.
+        self.reconcile()
         self.server.start()
         # First heartbeat only once the RPC server listens: a host that is
         # "up" in the services table must be able to take a call.
@@ -66,6 +90,10 @@ class ComputeService:
         self._heartbeat_thread = threading.Thread(
             target=self._heartbeat_loop, name="heartbeat", daemon=True)
         self._heartbeat_thread.start()
+        if self.conf.compute.reconcile_interval:
+            self._reconcile_thread = threading.Thread(
+                target=self._reconcile_loop, name="reconciler", daemon=True)
+            self._reconcile_thread.start()
         LOG.info("minicompute serving topic %s as host %s",
                  rpcapi.RPC_TOPIC, self.conf.host)
 

@@ -46,18 +46,24 @@ class EventReporter:
     not break the operation it describes.
     """
 
-    def __init__(self, ctxt, event, host, instance_uuid):
+    def __init__(self, ctxt, event, host, instance_uuid, subject=None):
+        """:param subject: what the event works on (``volume <id>``),
+        kept in the running event's details so that a restart can tell
+        which volume an interrupted event was handling."""
         self.ctxt = ctxt
         self.event = event
         self.host = host
         self.instance_uuid = instance_uuid
+        self.subject = subject
         self._started = False
 
     def __enter__(self):
         try:
-            db_api.action_event_start(self.ctxt, self.instance_uuid,
-                                      self.event, self.host)
+            row = db_api.action_event_start(self.ctxt, self.instance_uuid,
+                                            self.event, self.host)
             self._started = True
+            if self.subject:
+                _set_event_details(row.id, self.subject)
         except exception.InstanceActionNotFound:
             LOG.debug("No action for request %s on %s; event %s not "
                       "recorded", self.ctxt.request_id, self.instance_uuid,
@@ -73,6 +79,8 @@ class EventReporter:
             result = "Error"
             details = (exc.format_message() if hasattr(exc, "format_message")
                        else str(exc)) or exc_type.__name__
+            if self.subject:
+                details = "%s: %s" % (self.subject, details)
             trace = "".join(tb.format_exception(exc_type, exc, exc_tb))
         try:
             db_api.action_event_finish(
@@ -81,3 +89,14 @@ class EventReporter:
         except Exception:  # never mask the operation's own outcome
             LOG.exception("Could not finish event %s", self.event)
         return False
+
+
+def _set_event_details(event_id, details):
+    """Write ``details`` on a running event (action_event_start has no
+    such argument; finishing the event overwrites it)."""
+    from ministack.nova_db import models
+    from ministack.nova_db.session import scope
+    with scope() as session:
+        session.query(models.InstanceActionEvent).filter_by(
+            id=event_id).update({"details": details},
+                                synchronize_session=False)

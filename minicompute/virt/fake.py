@@ -81,6 +81,28 @@ class FakeDriver(driver.ComputeDriver):
     def get_attached_devices(self, instance):
         return sorted(self._get(instance)["devices"])
 
+    def list_volume_disks(self, instance):
+        entry = self.instances.get(instance["uuid"])
+        if entry is None:
+            return None
+        return {"active": entry["power"] == power_state.RUNNING, "disks": {
+            dev: {"serial": (ci or {}).get("serial"), "live": True,
+                  "config": True, "xml": ""}
+            for dev, ci in entry["devices"].items()}}
+
+    def unplug_disk(self, ctxt, instance, dev):
+        self.calls.append(("unplug_disk", instance["uuid"], dev))
+        devices = self._get(instance)["devices"]
+        if dev not in devices:
+            raise exception.DiskNotFound(location=dev)
+        del devices[dev]
+
+    def replug_volume(self, ctxt, connection_info, instance, mountpoint,
+                      disk_bus=None, device_type=None):
+        self.calls.append(("replug_volume", instance["uuid"], mountpoint))
+        self._get(instance)["devices"][mountpoint.rpartition("/")[2]] = \
+            connection_info
+
     def _get(self, instance):
         try:
             return self.instances[instance["uuid"]]

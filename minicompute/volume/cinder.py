@@ -258,6 +258,22 @@ class API:
         return _attachment_dict(
             self._client(ctxt).attachments.show(attachment_id))
 
+    @_translate()
+    def attachment_list(self, ctxt, instance_id=None, volume_id=None):
+        """Live attachments (every project), filtered; the reconciler's
+        view of Cinder's ledger.
+
+        :returns: list of ``{"id", "volume_id", "instance", "status",
+            "attached_at"}`` dicts (Cinder's attachment summary).
+        """
+        opts = {"all_tenants": 1}
+        if instance_id:
+            opts["instance_id"] = instance_id
+        if volume_id:
+            opts["volume_id"] = volume_id
+        return [dict(a.to_dict()) for a in
+                self._client(ctxt).attachments.list(search_opts=opts)]
+
     @_translate(not_found=_attachment_not_found)
     def attachment_update(self, ctxt, attachment_id, connector,
                           mountpoint=None):

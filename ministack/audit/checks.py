@@ -36,6 +36,7 @@ KINDS = (
     "bdm_without_attachment",     # BDM, no Cinder attachment
     "disk_without_bdm",           # domain disk (serial=volume), no BDM
     "bdm_disk_missing",           # BDM wired, disk not in the domain
+    "detach_unfinished",          # detaching, guest let go, BDM left
     "domain_without_instance",    # our domain, instance deleted
     "in_use_without_attachment",  # volume says attached, no attachment
     "stuck_detaching",            # detaching with nothing in flight
@@ -113,7 +114,7 @@ class Snapshot:
 def _young(snap, when):
     if not when or not snap.grace:
         return False
-    now = snap.now or datetime.datetime.utcnow()
+    now = snap.now or datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
     return (now - when).total_seconds() < snap.grace
 
 
@@ -228,6 +229,20 @@ def check_domains_vs_bdms(snap):
                     disk.get("config") and (disk.get("live")
                                             or not dom.get("active")):
                 continue
+            vol = (snap.volumes or {}).get(bdm["volume_id"]) or {}
+            if vol.get("status") == "detaching" and not (
+                    disk and disk.get("config")):
+                found.append(Divergence(
+                    "detach_unfinished", "BDM %s" % bdm["id"],
+                    "volume %s is detaching and %s no longer has it, but "
+                    "the BDM and the attachment remain"
+                    % (bdm["volume_id"], name),
+                    "finish the detach: delete the attachment, destroy the "
+                    "BDM",
+                    data={"bdm_id": bdm["id"], "volume_id": bdm["volume_id"],
+                          "attachment_id": bdm["attachment_id"],
+                          "instance_uuid": uuid}))
+                continue
             found.append(Divergence(
                 "bdm_disk_missing", "BDM %s" % bdm["id"],
                 "nova wired volume %s at %s but %s has it %s"
@@ -249,6 +264,9 @@ def check_volume_status(snap):
         return []
     found = []
     by_volume = _live_attachments_by_volume(snap)
+    # a detach the guest finished is completed, not rolled back
+    unfinished = {d.data["volume_id"] for d in check_domains_vs_bdms(snap)
+                  if d.kind == "detach_unfinished"}
     for vid, vol in sorted(snap.volumes.items()):
         if vol.get("deleted") or vol["status"] not in ATTACHED_STATUSES:
             continue
@@ -263,7 +281,7 @@ def check_volume_status(snap):
                 data={"volume_id": vid}))
         elif vol["status"] == "detaching" and not any(
                 a["instance_uuid"] in snap.in_flight
-                for a in by_volume[vid]):
+                for a in by_volume[vid]) and vid not in unfinished:
             found.append(Divergence(
                 "stuck_detaching", "volume %s" % vid,
                 "detaching for longer than the grace with no detach in "

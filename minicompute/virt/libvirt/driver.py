@@ -275,3 +275,74 @@ class LibvirtDriver(driver.ComputeDriver):
 
     def get_attached_devices(self, instance):
         return sorted(self.host.get_guest(instance["name"]).get_disks())
+
+    # -- reconciliation (minicompute.reconcile) -
+
+    def list_volume_disks(self, instance):
+        """The guest's disks as the reconciler compares them with BDMs.
+
+        :returns: None without a domain, else ``{"active": bool, "disks":
+            {dev: {"serial", "live", "config", "xml"}}}``.
+        """
+        try:
+            guest = self.host.get_guest(instance["name"])
+        except exception.InstanceNotFound:
+            return None
+        active = guest.is_active()
+        live = guest.get_disks() if active else {}
+        persistent = guest.get_disks(inactive=True)
+        disks = {}
+        for dev in set(live) | set(persistent):
+            element = live.get(dev) if dev in live else persistent[dev]
+            serial = element.find("serial")
+            disks[dev] = {
+                "serial": serial.text if serial is not None else None,
+                "live": dev in live, "config": dev in persistent,
+                "xml": config.to_xml(persistent.get(dev, element))}
+        return {"active": active, "disks": disks}
+
+    def unplug_disk(self, ctxt, instance, dev):
+        """Take disk ``dev`` out of the guest and its definition, and drop
+        its CHAP secret unless another guest uses the same target.
+
+        For a disk no BDM describes (so there is no connection_info): the
+        secret is found from the disk's own ``<auth>``.
+
+        :raises DeviceDetachFailed: the guest kept it.
+        :raises DiskNotFound: there is no such disk.
+        """
+        guest = self.host.get_guest(instance["name"])
+        disks = guest.get_disks(inactive=True)
+        disks.update(guest.get_disks() if guest.is_active() else {})
+        disk = disks.get(dev)
+        self._detach_with_retry(guest, dev)
+        source = disk.find("source") if disk is not None else None
+        secret = disk.find("source/auth/secret") if disk is not None \
+            else None
+        if secret is None or not secret.get("usage"):
+            return
+        key = source.get("name")
+        for other in self.host.list_guests():
+            for d in other.get_disks(inactive=True).values():
+                src = d.find("source")
+                if src is not None and src.get("name") == key:
+                    return
+        self.host.delete_secret("iscsi", secret.get("usage"))
+
+    def replug_volume(self, ctxt, connection_info, instance, mountpoint,
+                      disk_bus=None, device_type=None):
+        """Plug a wired volume back where the guest lost it (live and/or
+        persistent), from the BDM's connection_info."""
+        guest = self.host.get_guest(instance["name"])
+        dev = device_names.strip_dev(mountpoint)
+        vol_driver = self._volume_driver(connection_info)
+        vol_driver.connect_volume(connection_info, instance)
+        xml = config.to_xml(vol_driver.get_config(connection_info, {
+            "dev": dev, "bus": disk_bus or "virtio",
+            "type": device_type or "disk"}))
+        if dev not in guest.get_disks(inactive=True):
+            guest.attach_device(xml, persistent=True, live=False)
+        if guest.is_active() and dev not in guest.get_disks():
+            guest.attach_device(xml, persistent=False, live=True)
+        LOG.info("Re-plugged %s into %s as %s",
+                 connection_info.get("serial"), instance["name"], dev)

@@ -24,6 +24,11 @@ from minicompute.virt.libvirt import guest as libvirt_guest
 LOG = logging.getLogger(__name__)
 
 _EVENT_LOOP_LOCK = threading.Lock()
+
+# Errors meaning "this connection is dead", not "the request failed".
+_CONNECTION_ERRORS = (libvirt.VIR_ERR_SYSTEM_ERROR,
+                      libvirt.VIR_ERR_RPC,
+                      libvirt.VIR_ERR_INVALID_CONN)
 _EVENT_LOOP_STARTED = False
 
 
@@ -102,8 +107,34 @@ class Host:
                 None, libvirt.VIR_DOMAIN_EVENT_ID_DEVICE_REMOVAL_FAILED,
                 self._device_removal_failed, None)
             conn.setKeepAlive(5, 3)
+            # libvirtd restarted (or died): forget the connection so the
+            # next call opens a new one instead of failing "Broken pipe".
+            conn.registerCloseCallback(self._closed, None)
             self._conn = conn
             return conn
+
+    def _closed(self, conn, reason, opaque):
+        LOG.warning("libvirt connection %s closed (reason %s); it will be "
+                    "re-opened on the next call", self.uri, reason)
+        with self._conn_lock:
+            if self._conn is conn:
+                self._conn = None
+
+    def _retrying(self, call):
+        """Run ``call(conn)``; once more on a fresh connection if the old
+        one turned out to be dead (libvirtd restarted since last use)."""
+        conn = self.get_connection()
+        try:
+            return call(conn)
+        except libvirt.libvirtError as exc:
+            if exc.get_error_code() not in _CONNECTION_ERRORS:
+                raise
+            LOG.warning("libvirt connection lost (%s); reconnecting",
+                        exc.get_error_message())
+            with self._conn_lock:
+                if self._conn is conn:
+                    self._conn = None
+            return call(self.get_connection())
 
     def close(self):
         with self._conn_lock:
@@ -150,7 +181,7 @@ class Host:
         :raises InstanceNotFound: no such domain.
         """
         try:
-            dom = self.get_connection().lookupByName(name)
+            dom = self._retrying(lambda conn: conn.lookupByName(name))
         except libvirt.libvirtError as exc:
             if exc.get_error_code() == libvirt.VIR_ERR_NO_DOMAIN:
                 raise exception.InstanceNotFound(instance_id=name)
@@ -176,8 +207,8 @@ class Host:
 
     def list_guests(self):
         """Every domain (running or not) on this host."""
-        return [libvirt_guest.Guest(dom)
-                for dom in self.get_connection().listAllDomains()]
+        return [libvirt_guest.Guest(dom) for dom in
+                self._retrying(lambda conn: conn.listAllDomains())]
 
     # -- secrets (CHAP passwords for QEMU's iSCSI initiator) -
 

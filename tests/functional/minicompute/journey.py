@@ -249,7 +249,12 @@ class Probe:
         import libvirt
         if self._conn is None:
             self._conn = libvirt.open(self.uri)
-        return self._conn.lookupByName(domain)
+        try:
+            return self._conn.lookupByName(domain)
+        except libvirt.libvirtError:
+            # a libvirtd restart broke the connection: open a new one
+            self._conn = libvirt.open(self.uri)
+            return self._conn.lookupByName(domain)
 
     def guest(self, domain, argv, input_data=None, timeout=60):
         """Run argv in the guest; returns (rc, stdout, stderr)."""

@@ -75,6 +75,21 @@ class FakeVolumeAPI:
         except KeyError:
             raise exception.VolumeAttachmentNotFound(attachment_id=aid)
 
+    def attachment_list(self, ctxt, instance_id=None, volume_id=None):
+        self._check("attachment_list")
+        return [{"id": aid, "volume_id": a["volume_id"],
+                 "instance": a["instance_uuid"],
+                 "status": a["attach_status"]}
+                for aid, a in self.attachments.items()
+                if instance_id in (None, a["instance_uuid"])
+                and volume_id in (None, a["volume_id"])]
+
+    def attachment_get(self, ctxt, attachment_id):
+        self._check("attachment_get")
+        att = self._att(attachment_id)
+        return {"id": attachment_id, "status": att["attach_status"],
+                "volume_id": att["volume_id"]}
+
     def attachment_update(self, ctxt, attachment_id, connector,
                           mountpoint=None):
         self._check("attachment_update")

@@ -1,0 +1,93 @@
+"""Start-up recovery and the reconciler, on the fake driver and Cinder."""
+
+import datetime
+
+import pytest
+
+from minicompute import reconcile
+from ministack import context
+from ministack import db
+from ministack.nova_db import api as db_api
+from ministack.nova_db import models
+from ministack.nova_db.session import scope
+from tests.unit.minicompute import test_manager as tm
+
+conf = tm.conf
+stack = tm.stack
+server = tm.server
+
+
+def _age(bdm_id, seconds=600):
+    old = db.utcnow() - datetime.timedelta(seconds=seconds)
+    with scope() as session:
+        session.query(models.BlockDeviceMapping).filter_by(
+            id=bdm_id).update({"updated_at": old, "created_at": old})
+
+
+@pytest.fixture
+def reconciler(stack):
+    svc = stack[0]
+    return reconcile.Reconciler(svc.conf, svc.manager)
+
+
+def test_interrupted_attach_is_rolled_back(ctxt, stack, server, reconciler):
+    """A compute_attach_volume event left running by a dead process."""
+    svc, client, driver, volume_api = stack
+    vid = volume_api.create()
+    bdm = client.reserve_block_device_name(ctxt, server, None, vid)
+    att = volume_api.attachment_create(ctxt, vid, server["uuid"])
+    db_api.bdm_update(ctxt, bdm["id"], {"attachment_id": att["id"]})
+    volume_api.attachment_update(ctxt, att["id"], {})     # then it died
+    req = context.RequestContext(user_id="u1", project_id="p1",
+                                 request_id="req-dead")
+    db_api.action_start(req, server["uuid"], "attach_volume")
+    event = db_api.action_event_start(req, server["uuid"],
+                                      "compute_attach_volume", "h1")
+    from minicompute import utils
+    utils._set_event_details(event.id, "volume %s" % vid)
+
+    reconciler.recover_interrupted()
+
+    assert volume_api.volumes[vid]["status"] == "available"
+    assert volume_api.attachments == {}
+    assert db_api.bdm_get_all_by_instance(ctxt, server["uuid"]) == []
+    action = db_api.action_get_by_request_id(req, server["uuid"],
+                                             "req-dead")
+    [ev] = db_api.action_events_get(req, action.id)
+    assert ev.result == "Error" and "interrupted" in ev.details
+    assert "rolled back" in ev.details and vid in ev.details
+    assert action.message == "Error"
+
+
+def test_bdm_left_by_a_timed_out_reserve_is_destroyed(ctxt, stack, server,
+                                                      reconciler):
+    """Path 3: the host made the BDM after the API gave up on the CALL."""
+    _, client, _, volume_api = stack
+    vid = volume_api.create()
+    bdm = client.reserve_block_device_name(ctxt, server, None, vid)
+    assert [d.kind for d in reconciler.run(fix=True)] == []   # in grace
+    _age(bdm["id"])
+    found = reconciler.run(fix=True)
+    assert [(d.kind, d.fixed) for d in found] == [
+        ("bdm_without_attachment", True)]
+    assert db_api.bdm_get_all_by_instance(ctxt, server["uuid"]) == []
+
+
+def test_orphan_attachment_and_lost_disk(ctxt, stack, server, reconciler):
+    svc, client, driver, volume_api = stack
+    vid = volume_api.create()
+    bdm = tm._api_attach(ctxt, client, volume_api, server, vid)
+    tm._wait(lambda: volume_api.volumes[vid]["status"] == "in-use")
+    _age(bdm["id"])
+    assert reconciler.run() == []
+    # The disk vanishes from the guest: it is plugged back.
+    driver.instances[server["uuid"]]["devices"].clear()
+    found = reconciler.run()
+    assert [(d.kind, d.fixed) for d in found] == [("bdm_disk_missing", True)]
+    assert driver.get_attached_devices(server) == ["vdb"]
+    # The BDM goes behind Cinder's back: Cinder's attachment is orphaned.
+    db_api.bdm_destroy(ctxt, bdm["id"])
+    kinds = {d.kind: d.fixed for d in reconciler.run()}
+    assert kinds == {"orphan_attachment": True, "disk_without_bdm": True}
+    assert volume_api.volumes[vid]["status"] == "available"
+    assert driver.get_attached_devices(server) == []
