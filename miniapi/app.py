@@ -19,6 +19,7 @@ import re
 import flask
 
 from minicompute import rpcapi as compute_rpcapi_mod
+from minicompute.volume import cinder
 from ministack import config as ms_config
 from ministack import db
 from ministack import rpc
@@ -90,8 +91,7 @@ def create_app(conf, transport=None, engine=None, volume_api=None,
         compute_rpcapi = compute_rpcapi_mod.ComputeAPI(
             transport, timeout=conf.rpc_call_timeout)
     if volume_api is None:
-        from miniapi import cinder_keystone
-        volume_api = cinder_keystone.make_volume_api(conf)
+        volume_api = cinder.API(conf)
 
     app = flask.Flask("miniapi")
     app.config["COMPUTE_API"] = compute_api.API(

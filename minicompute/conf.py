@@ -169,6 +169,21 @@ Possible values:
 
 * ``http://<host>:8776/v3/%(project_id)s``
 """),
+    cfg.StrOpt("auth_strategy", default="noauth",
+               choices=[("noauth", "send the caller's identity as noauth "
+                                   "headers (X-Auth-Token: user:project)"),
+                        ("keystone", "forward the caller's token, plus the "
+                                     "[service_user] token as "
+                                     "X-Service-Token")],
+               help="""
+How calls to Cinder are authenticated. Must match minicinder's
+``auth_strategy``.
+
+Related options:
+
+* ``[service_user]`` (the service account sending X-Service-Token; used
+  alone for the host's own periodic work, which has no user token).
+"""),
     cfg.IntOpt("http_timeout", default=60, min=1,
                help="Seconds a single HTTP request to Cinder may take."),
     cfg.IntOpt("http_retries", default=3, min=0,

@@ -3,10 +3,13 @@
 Every call goes through python-cinderclient at microversion 3.44 (the first
 with ``attachment_complete``), on a keystoneauth session pointed straight
 at ``[cinder] endpoint_template`` for the caller's project. The caller's
-identity travels in the noauth headers minicinder reads (``X-Auth-Token:
-user:project``, ``X-User-Id``, ``X-Project-Id``, ``X-Roles``), and the
-request id in ``X-OpenStack-Request-ID`` so one request can be followed
-through the logs of all three daemons.
+identity travels as ``[cinder] auth_strategy`` says: with ``keystone``,
+the caller's token plus nova's service token (``X-Service-Token``, so
+Cinder knows the call comes from Nova; OSSA-2023-003); with ``noauth``,
+the headers minicinder reads (``X-Auth-Token: user:project``, ``X-User-Id``,
+``X-Project-Id``, ``X-Roles``). The request id travels in
+``X-OpenStack-Request-ID`` so one request can be followed through the logs
+of all three daemons.
 
 Errors are translated here, once: cinderclient and keystoneauth exceptions
 never leave this module. 404s become the "not found" of the thing asked
@@ -185,6 +188,8 @@ class API:
 
     def _client(self, ctxt):
         project = ctxt.project_id or "admin"
+        if self.conf.cinder.auth_strategy == "keystone":
+            return self._keystone_client(ctxt)
         url = self.conf.cinder.endpoint_template % {"project_id": project}
         headers = {
             "X-Auth-Token": "%s:%s" % (ctxt.user_id or "nova", project),
@@ -194,6 +199,31 @@ class API:
         }
         session = ks_session.Session(auth=_NoAuthPlugin(headers, url),
                                      timeout=self.conf.cinder.http_timeout)
+        return cinder_client.Client(
+            api_versions.APIVersion(MICROVERSION), session=session,
+            endpoint_override=url,
+            global_request_id=ctxt.global_request_id or ctxt.request_id)
+
+    def _keystone_client(self, ctxt):
+        """A client with the caller's token and nova's service token.
+
+        Work the host starts itself (reconciliation, start-up recovery)
+        has no user token: it runs as the service account alone, in the
+        service account's project.
+        """
+        from ministack.identity import client as identity_client
+        if ctxt.auth_token:
+            url = self.conf.cinder.endpoint_template % {
+                "project_id": ctxt.project_id}
+            auth = identity_client.get_auth_plugin(self.conf, ctxt, url)
+        else:
+            auth = identity_client.service_auth_plugin(self.conf)
+            url = None
+        session = ks_session.Session(auth=auth,
+                                     timeout=self.conf.cinder.http_timeout)
+        if url is None:
+            url = self.conf.cinder.endpoint_template % {
+                "project_id": session.get_project_id()}
         return cinder_client.Client(
             api_versions.APIVersion(MICROVERSION), session=session,
             endpoint_override=url,

@@ -83,6 +83,16 @@ def get_auth_plugin(conf, ctxt, endpoint):
                                                  _service_auth(conf))
 
 
+def service_auth_plugin(conf):
+    """The service account's own auth plugin, for work with no user token.
+
+    A compute host reconciling its disks at start-up acts on its own
+    behalf, as nova-compute's periodic tasks do upstream.
+    """
+    identity_conf.register_opts(conf)
+    return _service_auth(conf)
+
+
 def auth_headers(conf, ctxt):
     """``{"X-Auth-Token": ..., "X-Service-Token": ...}`` for raw HTTP.
 

@@ -7,7 +7,8 @@ Commands (keystone-manage's roles, for devstack and operators):
     nova database (the identity tables live there) and seed, idempotently:
     roles admin/member/reader/service; projects admin, demo and service;
     users ``admin`` (admin, member, reader on admin), ``demo`` (member,
-    reader on demo) and the service user ``nova`` (service on service).
+    reader on demo) and the service user ``nova`` (admin and service on
+    service, as devstack gives its service users).
     Passwords come from the environment, never the command line (argv is
     world-readable in /proc): ``MINISTACK_ADMIN_PASSWORD``,
     ``MINISTACK_DEMO_PASSWORD``, ``MINISTACK_SERVICE_PASSWORD``.
@@ -42,7 +43,7 @@ ACCOUNTS = (
     ("admin", "MINISTACK_ADMIN_PASSWORD", "admin",
      ("admin", "member", "reader")),
     ("demo", "MINISTACK_DEMO_PASSWORD", "demo", ("member", "reader")),
-    ("nova", "MINISTACK_SERVICE_PASSWORD", "service", ("service",)),
+    ("nova", "MINISTACK_SERVICE_PASSWORD", "service", ("admin", "service")),
 )
 
 

@@ -139,7 +139,7 @@ def deployment(tmp_path_factory):
             tmp / "api", ports, key_file, nova_db,
             dict(common, host="clapi-%s" % run, rpc_call_timeout=60),
             str(state / "images")))
-        started.append(stack.start_launched(
+        started.append(daemons.start_daemon(
             "minicompute", {
                 "DEFAULT": dict(common, host="clhost-%s" % run),
                 "database": {"connection": nova_db},
@@ -147,9 +147,10 @@ def deployment(tmp_path_factory):
                 "libvirt": {"virt_type": virt_type,
                             "iscsi_initiator": "auto",
                             "device_detach_timeout": 15},
-                "cinder": {"endpoint_template": endpoint},
+                "cinder": {"endpoint_template": endpoint,
+                           "auth_strategy": "keystone"},
                 "service_user": stack.service_user(ports.identity_url)},
-            tmp / "compute", key_file,
+            tmp / "compute",
             ready=daemons.log_ready("serving topic"), timeout=90))
         clouds = str(tmp / "clouds.yaml")
         _clouds(clouds, ports.identity_url)

@@ -89,6 +89,7 @@ def start_api(tmp, ports, key_file, nova_db, common, image_dir):
         "service_user": service_user(ports.identity_url),
         "cinder": {"endpoint_template":
                    ports.url(ports.cinder) + "/v3/%(project_id)s",
+                   "auth_strategy": "keystone",
                    "http_retries": 0},
     }
     daemon = daemons.start_daemon(
