@@ -66,8 +66,11 @@ class CinderService(service.Service):
 
 def build(conf):
     """Open the database (migrating it to head), check the backend."""
-    database = db_session.Database(config.database_url(conf, "cinder"),
-                                   conf.database.connect_timeout)
+    # Every API thread and manager worker may read at once (+2 for
+    # start-up recovery and the stop path).
+    database = db_session.Database(
+        config.database_url(conf, "cinder"), conf.database.connect_timeout,
+        pool_size=conf.osapi_volume_workers + conf.volume_manager_workers + 2)
     database.upgrade()
     driver = make_driver(conf)
     return CinderService(conf, database, driver)

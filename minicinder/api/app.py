@@ -6,6 +6,7 @@ an in-memory database, and wraps it in ``ministack.wsgi.ContextMiddleware``
 (request context and ``x-openstack-request-id`` on every response).
 """
 
+import functools
 import logging
 import time
 import types
@@ -54,17 +55,24 @@ def create_app(conf, volume_api, attachment_api, actions):
 
 def _negotiate_version():
     flask.g.start = time.monotonic()
-    flask.g.api_version = microversion.APIVersion(mv.MIN_VERSION)
+    flask.g.api_version = mv.MIN
     if flask.request.path in ("", "/"):
         return  # discovery is version-less upstream
     requested = microversion.header_value(flask.request.headers, "volume")
-    flask.g.api_version = microversion.negotiate(
-        requested, mv.MIN_VERSION, mv.MAX_VERSION)
+    flask.g.api_version = _negotiate(requested)
+
+
+@functools.lru_cache(maxsize=64)
+def _negotiate(requested):
+    """Clients send the same few header values over and over: parse each
+    once. Only successes are cached (a 400/406 raises every time), and the
+    APIVersion objects handed out are never mutated."""
+    return microversion.negotiate(requested, mv.MIN, mv.MAX)
 
 
 def _version_headers(response):
     response.headers["OpenStack-API-Version"] = "volume %s" % \
-        flask.g.get("api_version", mv.MIN_VERSION)
+        flask.g.get("api_version", mv.MIN)
     response.headers["Vary"] = "OpenStack-API-Version"
     started = flask.g.get("start")
     LOG.info('"%s %s" status: %s len: %s microversion: %s time: %.4f',

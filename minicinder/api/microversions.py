@@ -6,15 +6,24 @@ view fields (3.13 group_id, 3.21 provider_id, 3.48 shared_targets and
 service_uuid) are honoured in ``views.py``; versions that add features not
 built here (snapshots, backups, groups, messages...) change nothing in the
 routes served.
+
+``MIN_VERSION``/``MAX_VERSION`` are the strings version discovery prints;
+``MIN``/``MAX`` and the feature gates are parsed once here, at import,
+because every request compares against them (parsing a version string is
+a regex match, and a GET compared against five of them).
 """
+
+from ministack import microversion
 
 MIN_VERSION = "3.0"
 MAX_VERSION = "3.54"
+MIN = microversion.APIVersion(MIN_VERSION)
+MAX = microversion.APIVersion(MAX_VERSION)
 
-GROUP_VOLUME = "3.13"
-VOLUME_DETAIL_PROVIDER_ID = "3.21"
-NEW_ATTACH = "3.27"
-NEW_ATTACH_COMPLETION = "3.44"
-VOLUME_SHARED_TARGETS_AND_SERVICE_FIELDS = "3.48"
-MULTIATTACH_VOLUMES = "3.50"
-ATTACHMENT_CREATE_MODE_ARG = "3.54"
+GROUP_VOLUME = microversion.APIVersion("3.13")
+VOLUME_DETAIL_PROVIDER_ID = microversion.APIVersion("3.21")
+NEW_ATTACH = microversion.APIVersion("3.27")
+NEW_ATTACH_COMPLETION = microversion.APIVersion("3.44")
+VOLUME_SHARED_TARGETS_AND_SERVICE_FIELDS = microversion.APIVersion("3.48")
+MULTIATTACH_VOLUMES = microversion.APIVersion("3.50")
+ATTACHMENT_CREATE_MODE_ARG = microversion.APIVersion("3.54")

@@ -1,9 +1,11 @@
 """JSON views of volumes, attachments and types, shaped as upstream's
 (``cinder/api/v3/views``), including the per-microversion fields."""
 
+import functools
 import json
 
 import flask
+import werkzeug.sansio.utils
 
 from minicinder.api import microversions as mv
 from minicinder.volume import states
@@ -18,8 +20,17 @@ def timestamp(value):
     return value.strftime("%Y-%m-%dT%H:%M:%S.%f") if value else None
 
 
+@functools.lru_cache(maxsize=256)
+def _host_url(scheme, host):
+    """``request.host_url`` (IRI decoding included), memoised: it is the
+    same few values on every request and cost more than the rest of
+    ``_links``. ``host`` is already validated by werkzeug."""
+    return werkzeug.sansio.utils.get_current_url(scheme, host).rstrip("/")
+
+
 def _links(project_id, collection, item_id):
-    base = flask.request.host_url.rstrip("/")
+    request = flask.request
+    base = _host_url(request.scheme, request.host)
     return [{"href": "%s/v3/%s/%s/%s" % (base, project_id, collection,
                                          item_id), "rel": "self"},
             {"href": "%s/%s/%s/%s" % (base, project_id, collection,

@@ -16,20 +16,31 @@ import sqlalchemy as sa
 from minicinder.db import MIGRATIONS_DIR
 from ministack import db as ms_db
 
+# Default reader pool: 8 API threads + 4 manager workers + start-up work.
+READER_POOL_SIZE = 16
+
 
 class Database:
-    """Opens the engines for ``url`` and hands out transactions."""
+    """Opens the engines for ``url`` and hands out transactions.
 
-    def __init__(self, url, connect_timeout=10):
+    :param pool_size: connections kept open for readers; size it to the
+        threads that read at once (API workers + manager workers), so a
+        burst never opens and closes overflow connections per request.
+    """
+
+    def __init__(self, url, connect_timeout=10, pool_size=READER_POOL_SIZE):
         self.url = url
         self.reader_engine = ms_db.make_engine(url, connect_timeout)
         if url.startswith("sqlite"):
             _relaxed_sync(self.reader_engine)
         if url.startswith("sqlite") and ":memory:" not in url \
                 and url.rstrip("/") != "sqlite:":
-            self.writer_engine = ms_db.make_engine(url, connect_timeout)
-            _relaxed_sync(self.writer_engine)
+            self.writer_engine = self.reader_engine
             _immediate_transactions(self.writer_engine)
+            # make_engine checked the file opens and switched it to WAL
+            # (a property of the file); readers get their own pool.
+            self.reader_engine = _sqlite_reader_engine(
+                self.writer_engine.url, pool_size)
         else:
             # In-memory SQLite is one shared connection: one engine.
             self.writer_engine = self.reader_engine
@@ -43,6 +54,11 @@ class Database:
     def read(self):
         """A transaction for lookups (rolled back if it raises)."""
         return ms_db.session_scope(self._reader)
+
+    def read_connection(self):
+        """A Core connection for the prebuilt selects of ``db/reads.py``
+        (use as a context manager; it returns to the pool on exit)."""
+        return self.reader_engine.connect()
 
     def write(self):
         """A transaction that may change rows (serialised on SQLite)."""
@@ -66,6 +82,24 @@ def _relaxed_sync(engine):
         cursor.close()
 
     engine.dispose()
+
+
+def _sqlite_reader_engine(url, pool_size):
+    """The engine for plain reads of an SQLite file.
+
+    Unlike ``ministack.db.make_engine``'s it has a pool sized to the
+    readers (its default 5 + 10 overflow made the 6th concurrent request
+    open, set up and close a connection every time) and no pre-ping: a
+    local file cannot drop the connection, and the ping was one more
+    ``SELECT 1`` per request. No pragmas are needed: WAL is a property of
+    the file (set by the writer's engine), the busy timeout is the
+    driver's ``timeout`` and foreign keys / ``synchronous`` only matter
+    to writers.
+    """
+    return sa.create_engine(
+        url, poolclass=sa.pool.QueuePool, pool_size=pool_size,
+        max_overflow=pool_size, pool_pre_ping=False,
+        connect_args={"check_same_thread": False, "timeout": 30})
 
 
 def _immediate_transactions(engine):

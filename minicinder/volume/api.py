@@ -11,6 +11,7 @@ import uuid
 
 from minicinder import exception
 from minicinder.db import api as db
+from minicinder.db import reads
 from minicinder.volume import states
 from ministack import db as ms_db
 
@@ -77,8 +78,13 @@ class VolumeAPI:
         return self.get(ctx, volume_id)
 
     def get(self, ctx, volume_id):
-        with self.database.read() as session:
-            return db.volume_get(session, ctx, volume_id)
+        """The volume as a read-only record for the JSON view (the hot
+        path of every status poll: one prebuilt Core select, no ORM).
+
+        :raises VolumeNotFound: missing, deleted or another project's.
+        """
+        with self.database.read_connection() as conn:
+            return reads.volume_get(conn, ctx, volume_id)
 
     def get_all(self, ctx, filters, all_tenants=False, **page):
         if all_tenants:
