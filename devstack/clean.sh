@@ -30,13 +30,14 @@ for svc in "${MINISTACK_SERVICES[@]}"; do
     call_if_defined "cleanup_$svc"
 done
 cleanup_tgt
+cleanup_libvirt
 cleanup_rabbitmq
 
 "$TOP_DIR/unstack.sh"
 
+# Now that tgtd (and QEMU) let go of them: loops, VG, backing file.
 cleanup_lvm
 cleanup_image
-cleanup_libvirt
 echo_summary "Removing $DATA_DIR $CONF_DIR $STATUS_DIR"
 rm -rf "${DATA_DIR:?}" "${CONF_DIR:?}" "${STATUS_DIR:?}"
 echo_summary "ministack lab cleaned"

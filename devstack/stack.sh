@@ -61,7 +61,7 @@ fi
 if is_service_enabled image; then
     timed image init_image
 fi
-if is_service_enabled libvirt image; then
+if is_service_enabled libvirt && is_service_enabled image; then
     timed virt_type init_virt_type
     # minicompute.conf may not exist yet: the key waits there for
     # lib/minicompute, which only adds its own options.

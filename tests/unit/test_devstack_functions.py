@@ -1,0 +1,66 @@
+"""devstack/functions: the shell helpers, run in a real bash."""
+
+import os
+import subprocess
+
+FUNCTIONS = os.path.join(os.path.dirname(__file__), "..", "..", "devstack",
+                         "functions")
+
+
+def bash(script, **env):
+    """Run ``script`` after sourcing devstack/functions; return stdout."""
+    result = subprocess.run(
+        ["bash", "-c", 'source "$FUNCTIONS"\n' + script],
+        env=dict(os.environ, FUNCTIONS=FUNCTIONS, **env),
+        capture_output=True, text=True, check=True)
+    return result.stdout
+
+
+def test_iniset_creates_file_and_section(tmp_path):
+    conf = tmp_path / "etc" / "minicompute.conf"
+    bash('iniset "$F" libvirt virt_type qemu', F=str(conf))
+    assert conf.read_text() == "\n[libvirt]\nvirt_type = qemu\n"
+
+
+def test_iniset_replaces_only_in_its_section(tmp_path):
+    conf = tmp_path / "a.conf"
+    conf.write_text("[DEFAULT]\nvirt_type = x\n\n[libvirt]\n"
+                    "virt_type = kvm\nconnection_uri = qemu:///system\n"
+                    "[cinder]\nhttp_timeout = 60\n")
+    bash('iniset "$F" libvirt virt_type qemu\n'
+         'iniset "$F" cinder http_retries 3\n'
+         'iniset "$F" libvirt iscsi_initiator qemu', F=str(conf))
+    assert conf.read_text() == (
+        "[DEFAULT]\nvirt_type = x\n\n[libvirt]\nvirt_type = qemu\n"
+        "connection_uri = qemu:///system\niscsi_initiator = qemu\n"
+        "[cinder]\nhttp_timeout = 60\nhttp_retries = 3\n")
+
+
+def test_iniget(tmp_path):
+    conf = tmp_path / "a.conf"
+    conf.write_text("[DEFAULT]\nvirt_type = x\n[libvirt]\nvirt_type = kvm\n")
+    assert bash('iniget "$F" libvirt virt_type', F=str(conf)) == "kvm\n"
+    assert bash('iniget "$F" libvirt nope', F=str(conf)) == ""
+
+
+def test_pid_helpers(tmp_path):
+    """A PID file counts only while its process lives and matches."""
+    out = bash('write_pid me $$\n'
+               'is_running me bash && echo running\n'
+               # (the pattern comes from the environment: this script's own
+               # text is part of bash's command line)
+               'is_running me "$OTHER" || echo mismatch\n'
+               'write_pid gone 999999999\n'
+               'is_running gone bash || echo gone\n'
+               'stop_process gone bash\n'
+               '[[ -e $(pid_file gone) ]] || echo forgot',
+               STATUS_DIR=str(tmp_path), OTHER="no-such-command")
+    assert out.split() == ["running", "mismatch", "gone", "forgot"]
+
+
+def test_is_service_enabled():
+    out = bash('is_service_enabled tgt && echo yes\n'
+               'is_service_enabled tg || echo no\n'
+               'is_service_enabled nope lvm && echo any',
+               ENABLED_SERVICES="rabbit,tgt,lvm")
+    assert out.split() == ["yes", "no", "any"]
