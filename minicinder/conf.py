@@ -30,11 +30,24 @@ Number of WSGI worker threads serving API requests.
 Largest request body accepted, in bytes; larger bodies get 413.
 """),
     cfg.StrOpt("auth_strategy", default="noauth",
-               choices=["noauth"],
+               choices=["noauth", "keystone"],
                help="""
-How requests are authenticated. ``noauth`` trusts the project in the URL
-and the user in ``X-Auth-Token: user:project`` (an identity service comes
-later).
+How requests are authenticated.
+
+Possible values:
+
+* ``noauth``: trust the caller: the project in the URL, the user in
+  ``X-Auth-Token: user:project`` (or ``X-User-Id``), the roles in
+  ``X-Roles``. A request with ``X-Service-Token`` (any value) or the
+  ``service`` role counts as coming from a service (nova).
+* ``keystone``: verify ``X-Auth-Token`` and ``X-Service-Token`` locally
+  with the shared Fernet key; user, project and roles come from the
+  token, and only a service token with the ``service`` role makes the
+  call a service's.
+
+Related options:
+
+* ``[identity] signing_key_file`` (the shared key, read at start-up)
 """),
 ]
 
@@ -100,19 +113,34 @@ Threads running asynchronous volume create and delete jobs.
 """),
     cfg.IntOpt("max_volume_size", default=1024, min=1,
                help="Largest volume size in GiB a create request may ask."),
+    cfg.IntOpt("export_check_interval", default=10, min=0,
+               help="""
+Seconds between checks that every exported volume still has its iSCSI
+target, LUN, CHAP account and initiator ACLs in tgtd. tgtd keeps exports
+only in memory, so a restarted tgtd has none; the check rebuilds them from
+the database. 0 disables the check (exports are then rebuilt only when
+the daemon starts).
+"""),
 ]
 
 
 def register_opts(conf):
-    """Register minicinder's options on ``conf``."""
+    """Register minicinder's options on ``conf`` (and ``[identity]``,
+    whose ``signing_key_file`` ``auth_strategy = keystone`` reads)."""
+    from ministack.identity import conf as identity_conf
     conf.register_opts(api_opts)
     conf.register_opts(volume_opts)
+    identity_conf.register_opts(conf)
 
 
 def list_opts():
     """For oslo-config-generator (entry point ``minicinder``)."""
     from ministack import opts as common
+    from ministack.identity import conf as identity_conf
     grouped = dict(common.list_opts())
     grouped["DEFAULT"] = list(grouped.get("DEFAULT", [])) + api_opts \
         + volume_opts
+    grouped["identity"] = [opt for opt in identity_conf.identity_opts
+                           if opt.name in ("signing_key_file",
+                                           "allow_expired_window")]
     return list(grouped.items())

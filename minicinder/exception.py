@@ -12,7 +12,8 @@ Hierarchy (``code`` is the HTTP status the API layer renders)::
      ├── NotFound (404)
      │    ├── VolumeNotFound / VolumeAttachmentNotFound / VolumeTypeNotFound
      │    └── VersionNotFoundForAPIMethod   route below its microversion
-     ├── Conflict (409)                  ResourceConflict, VolumeTypeExists
+     ├── Conflict (409)                  ResourceConflict, VolumeTypeExists,
+     │                                   ConflictNovaUsingAttachment
      ├── RequestTooLarge (413)
      └── VolumeBackendError (500)        the driver failed (translated once)
 """
@@ -64,6 +65,12 @@ class VersionNotFoundForAPIMethod(base.NotFound):
 
 class ResourceConflict(base.Conflict):
     msg_fmt = "Conflict: %(reason)s"
+
+
+class ConflictNovaUsingAttachment(base.Conflict):
+    # OSSA-2023-003 (bug 2004555): only Nova may tear down what it uses.
+    msg_fmt = ("Detach volume from instance %(instance_id)s using the "
+               "Compute API")
 
 
 class VolumeTypeExists(base.Conflict):

@@ -39,7 +39,8 @@ def make_driver(conf):
 class CinderService(service.Service):
     """The REST API and the volume manager in one process."""
 
-    def __init__(self, conf, database, driver, executor=None):
+    def __init__(self, conf, database, driver, executor=None,
+                 token_validator=None):
         self.conf = conf
         self.database = database
         self.manager = volume_manager.VolumeManager(
@@ -49,11 +50,14 @@ class CinderService(service.Service):
             conf,
             volume_api.VolumeAPI(database, self.manager, conf),
             attachment_api.AttachmentAPI(database, self.manager),
-            volume_actions.VolumeActions(database, self.manager))
+            volume_actions.VolumeActions(database, self.manager),
+            token_validator=token_validator)
 
     def start(self, stop_event):
-        """Recover exports, then serve until ``stop_event`` is set."""
+        """Recover exports, watch them, serve until ``stop_event``."""
         self.manager.init_host()
+        self.manager.start_export_check(self.conf.export_check_interval,
+                                        stop_event)
         wsgi.serve(self.app, self.conf.osapi_volume_listen,
                    self.conf.osapi_volume_listen_port,
                    threads=self.conf.osapi_volume_workers,
@@ -65,7 +69,12 @@ class CinderService(service.Service):
 
 
 def build(conf):
-    """Open the database (migrating it to head), check the backend."""
+    """Check the identity key, open the database (migrating it to head),
+    check the backend."""
+    token_validator = None
+    if conf.auth_strategy == "keystone":
+        from ministack.identity import middleware
+        token_validator = middleware.TokenValidator.from_conf(conf)
     # Every API thread and manager worker may read at once (+2 for
     # start-up recovery and the stop path).
     database = db_session.Database(
@@ -73,4 +82,5 @@ def build(conf):
         pool_size=conf.osapi_volume_workers + conf.volume_manager_workers + 2)
     database.upgrade()
     driver = make_driver(conf)
-    return CinderService(conf, database, driver)
+    return CinderService(conf, database, driver,
+                         token_validator=token_validator)

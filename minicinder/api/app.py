@@ -31,8 +31,15 @@ _GENERIC_500 = ("The server has either erred or is incapable of performing "
                 "the requested operation.")
 
 
-def create_app(conf, volume_api, attachment_api, actions):
-    """Build the WSGI app (already wrapped in the context middleware)."""
+def create_app(conf, volume_api, attachment_api, actions,
+               token_validator=None):
+    """Build the WSGI app (already wrapped in the context middleware).
+
+    :param token_validator: the
+        :class:`ministack.identity.middleware.TokenValidator` used with
+        ``auth_strategy = keystone``; built from ``[identity]`` when not
+        given (``KeyFileInvalid``, a ConfigError, when the key is unusable).
+    """
     app = flask.Flask("minicinder")
     app.json.sort_keys = False
     app.extensions[common.EXTENSION] = types.SimpleNamespace(
@@ -42,6 +49,11 @@ def create_app(conf, volume_api, attachment_api, actions):
     for blueprint in (versions.bp, volumes.bp, volume_types.bp,
                       attachments.bp, volume_actions.bp):
         app.register_blueprint(blueprint)
+    if conf.auth_strategy == "noauth":
+        app.before_request(_noauth_service_token)
+    elif token_validator is None:
+        from ministack.identity import middleware
+        token_validator = middleware.TokenValidator.from_conf(conf)
     app.before_request(_negotiate_version)
     app.after_request(_version_headers)
     app.register_error_handler(exception.base.MinistackException,
@@ -50,7 +62,20 @@ def create_app(conf, volume_api, attachment_api, actions):
                                _http_fault)
     app.register_error_handler(Exception, _unexpected_fault)
     return wsgi.ContextMiddleware(app, project_re=r"^/v3/([^/]+)",
-                                  auth_strategy=conf.auth_strategy)
+                                  auth_strategy=conf.auth_strategy,
+                                  token_validator=token_validator)
+
+
+def _noauth_service_token():
+    """noauth: a request carrying ``X-Service-Token`` comes from a service.
+
+    With keystone the token is verified and must carry the ``service``
+    role; noauth trusts the caller anyway, so the header's presence says
+    what nova's service token would (the ``service`` role in ``X-Roles``
+    already sets ``is_service`` in the middleware).
+    """
+    if flask.request.headers.get("X-Service-Token"):
+        common.context().is_service = True
 
 
 def _negotiate_version():

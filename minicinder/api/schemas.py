@@ -35,8 +35,10 @@ attachment_create = _one("attachment", {
 }, required=["volume_uuid"])
 
 attachment_create_v354 = copy.deepcopy(attachment_create)
+# The openstack CLI sends "mode": null when --mode is not given; null
+# means the default, as an absent mode does (rw once connected).
 attachment_create_v354["properties"]["attachment"]["properties"]["mode"] = {
-    "type": "string", "enum": ["rw", "ro"]}
+    "type": ["string", "null"], "enum": ["rw", "ro", None]}
 
 attachment_update = _one("attachment", {
     "connector": {"type": "object", "minProperties": 1},

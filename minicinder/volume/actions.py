@@ -17,6 +17,7 @@ import uuid
 from minicinder import exception
 from minicinder.db import api as db
 from minicinder.volume import api as volume_api
+from minicinder.volume import attachments as attachment_api
 from minicinder.volume import manager as volume_manager
 from minicinder.volume import states
 from ministack import db as ms_db
@@ -74,8 +75,17 @@ class VolumeActions:
         return conn_info
 
     def terminate_connection(self, ctx, volume_id, connector):
-        """Revoke ``connector``'s initiator, then unreserve (upstream)."""
-        self._get(ctx, volume_id)
+        """Revoke ``connector``'s initiator, then unreserve (upstream).
+
+        :raises ConflictNovaUsingAttachment: a user revoking the initiator
+            of an instance's live attachment (OSSA-2023-003).
+        """
+        volume = self._get(ctx, volume_id)
+        initiator = (connector or {}).get("initiator")
+        attachment_api.check_deletion_allowed(ctx, [
+            a for a in volume.volume_attachment
+            if (db.load_json(a.connector) or {}).get(
+                "initiator", initiator) == initiator])
         with volume_manager.volume_lock(volume_id):
             self.manager.disconnect(volume_id, connector)
         self.unreserve(ctx, volume_id)
@@ -124,6 +134,7 @@ class VolumeActions:
                                % volume_id)
                 attachment_id = live[0].id if live else None
             found = [a for a in live if a.id == attachment_id]
+            attachment_api.check_deletion_allowed(ctx, found)
             connector = db.load_json(found[0].connector) if found else None
         self._disconnect_and_detach(volume_id, attachment_id, connector)
 
@@ -148,17 +159,21 @@ class VolumeActions:
 
     def force_detach(self, ctx, volume_id, attachment_id=None,
                      connector=None):
-        """Admin: drop an attachment whatever its state, revoking access."""
+        """Admin: drop an attachment whatever its state, revoking access
+        (not one Nova is using, unless the admin is Nova: OSSA-2023-003).
+        """
         volume_api.require_admin(ctx, "volume_extension:volume_admin_actions"
                                       ":force_detach")
         with self.database.read() as session:
             volume = db.volume_get(session, ctx, volume_id)
+            found = volume.volume_attachment
             if attachment_id is not None:
-                found = [a for a in volume.volume_attachment
-                         if a.id == attachment_id]
+                found = [a for a in found if a.id == attachment_id]
                 if not found:
                     raise exception.VolumeAttachmentNotFound(
                         attachment_id=attachment_id)
+            attachment_api.check_deletion_allowed(ctx, found)
+            if attachment_id is not None:
                 connector = connector or db.load_json(found[0].connector)
         self._disconnect_and_detach(volume_id, attachment_id, connector)
 

@@ -40,6 +40,30 @@ def flatten_connection_info(conn_info, attachment_id, connector):
     return flat
 
 
+def check_deletion_allowed(ctx, attachments):
+    """Refuse to tear down an attachment Nova is using, unless Nova asks.
+
+    Upstream's ``attachment_deletion_allowed`` (OSSA-2023-003): a user
+    (admins included) who deletes or detaches an attachment behind Nova's
+    back leaves the guest's host connection in place, and the LUN may be
+    handed to another tenant while the old guest still reads it. Upstream
+    asks Nova whether it still has the attachment; minicinder has no Nova
+    client, so "Nova is using it" means: it belongs to an instance and is
+    ``attaching`` or ``attached``. A reserved (never connected) one is
+    free to go, as is anything when the caller is a service.
+
+    :param attachments: VolumeAttachment rows about to be removed.
+    :raises ConflictNovaUsingAttachment: (409)
+    """
+    if ctx.is_service:
+        return
+    for attachment in attachments:
+        if attachment.instance_uuid and \
+                attachment.attach_status in states.NOVA_USING:
+            raise exception.ConflictNovaUsingAttachment(
+                instance_id=attachment.instance_uuid)
+
+
 class AttachmentAPI:
     """The attachment handshake on top of the database and the manager."""
 
@@ -204,7 +228,8 @@ class AttachmentAPI:
                  attachment.volume_id)
 
     def delete(self, ctx, attachment_id):
-        """Disconnect and remove the attachment.
+        """Disconnect and remove the attachment (only a service may remove
+        one Nova is using: :func:`check_deletion_allowed`).
 
         The initiator is revoked *before* the row goes, so a failure leaves
         the attachment in place for a retry rather than an orphan ACL.
@@ -215,6 +240,7 @@ class AttachmentAPI:
         with volume_manager.volume_lock(volume_id):
             with self.database.read() as session:
                 attachment = db.attachment_get(session, ctx, attachment_id)
+                check_deletion_allowed(ctx, [attachment])
                 connector = db.load_json(attachment.connector)
             if connector:
                 self.manager.disconnect(volume_id, connector, attachment_id)

@@ -103,6 +103,17 @@ class VolumeDriver(abc.ABC):
         """Rebuild the export and its ACL at start-up (idempotent)."""
 
     @abc.abstractmethod
+    def missing_exports(self, expected):
+        """Which exports the backend has lost, in one look at it.
+
+        :param expected: ``[(VolumeRef, initiators)]`` of the volumes the
+            database says are exported.
+        :returns: the VolumeRefs whose target, LUN, CHAP account or an
+            admitted initiator is missing (extra initiators are not
+            reported: legacy connections are not recorded).
+        """
+
+    @abc.abstractmethod
     def initialize_connection(self, volume, connector):
         """Admit ``connector['initiator']`` and describe the connection.
 

@@ -62,7 +62,13 @@ class FakeDriver(driver.VolumeDriver):
 
     def ensure_export(self, volume, initiators):
         self._maybe_fail("ensure_export")
-        self.exports[volume.id] = set(initiators)
+        self.exports.setdefault(volume.id, set()).update(initiators)
+
+    def missing_exports(self, expected):
+        self._maybe_fail("missing_exports")
+        return [volume for volume, initiators in expected
+                if volume.id not in self.exports
+                or not set(initiators) <= self.exports[volume.id]]
 
     def initialize_connection(self, volume, connector):
         initiator = driver.require_initiator(connector)

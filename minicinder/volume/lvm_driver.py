@@ -124,8 +124,32 @@ class LVMTgtDriver(driver.VolumeDriver):
 
     @translate_errors
     def ensure_export(self, volume, initiators):
+        """Re-create what is missing of the export, nothing more.
+
+        A CHAP account already bound to the target is left alone: tgtd
+        cannot change a password, so re-setting it means delete and
+        re-create, and a target with no account bound admits anyone for
+        that moment.
+        """
         chap = driver.parse_provider_auth(volume.provider_auth)
+        target = self.tgt.find_target(self._iqn(volume))
+        if chap and target is not None and chap[0] in target["accounts"]:
+            chap = None
         self._create_target(volume, chap, initiators)
+
+    @translate_errors
+    def missing_exports(self, expected):
+        targets = {t["iqn"]: t for t in self.tgt.show_targets()}
+        missing = []
+        for volume, initiators in expected:
+            target = targets.get(self._iqn(volume))
+            chap = driver.parse_provider_auth(volume.provider_auth)
+            if target is None \
+                    or 1 not in [lun["lun"] for lun in target["luns"]] \
+                    or (chap and chap[0] not in target["accounts"]) \
+                    or not set(initiators) <= set(target["acls"]):
+                missing.append(volume)
+        return missing
 
     @translate_errors
     def remove_export(self, volume):

@@ -20,6 +20,7 @@ Rules kept here:
 
 import concurrent.futures
 import logging
+import threading
 
 from oslo_concurrency import lockutils
 
@@ -81,18 +82,7 @@ class VolumeManager:
         its connected attachments) rebuilt, because tgt keeps its targets
         only in memory.
         """
-        with self.database.read() as session:
-            volumes = db.volumes_for_host(session, self.host)
-            work = []
-            for volume in volumes:
-                initiators = sorted({
-                    c["initiator"] for c in (
-                        db.load_json(a.connector) for a in
-                        volume.volume_attachment)
-                    if c and c.get("initiator")})
-                work.append((volume_driver.VolumeRef.from_model(volume),
-                             volume.status, initiators))
-        for ref, status, initiators in work:
+        for ref, status, initiators in self._volumes_and_initiators():
             if status == states.CREATING:
                 LOG.warning("Volume %s was being created when the service "
                             "stopped; marking it error", ref.id)
@@ -108,6 +98,72 @@ class VolumeManager:
                 except exception.VolumeBackendError:
                     LOG.exception("Could not rebuild export of volume %s",
                                   ref.id)
+
+    # --- export watch (tgtd restarts) ---
+
+    def start_export_check(self, interval, stop_event):
+        """Run :meth:`check_exports` every ``interval`` seconds until
+        ``stop_event`` is set (0 disables it).
+
+        tgtd keeps targets, LUNs, CHAP accounts and ACLs in memory only;
+        after a tgtd restart every guest's next reconnect would fail until
+        someone rebuilt them, so they are rebuilt here within one interval.
+        """
+        if not interval:
+            return None
+
+        def _loop():
+            while not stop_event.wait(interval):
+                try:
+                    self.check_exports()
+                except exception.VolumeBackendError as exc:
+                    # tgtd down (mid-restart): try again next interval.
+                    LOG.warning("Export check failed: %s",
+                                exc.format_message())
+                except Exception:
+                    LOG.exception("Export check failed")
+
+        thread = threading.Thread(target=_loop, daemon=True,
+                                  name="export-check")
+        thread.start()
+        return thread
+
+    def check_exports(self):
+        """Rebuild every export the backend lost (one ``tgtadm show``).
+
+        The comparison runs on a snapshot; each repair re-reads its volume
+        under the volume's lock, so an attach or detach racing with the
+        check is neither undone nor duplicated.
+
+        :returns: ids of the volumes whose export was rebuilt.
+        """
+        expected = [(ref, initiators) for ref, status, initiators in
+                    self._volumes_and_initiators()
+                    if ref.provider_location and status not in
+                    (states.CREATING, states.DELETING)]
+        if not expected:
+            return []
+        rebuilt = []
+        for ref in self.driver.missing_exports(expected):
+            with volume_lock(ref.id):
+                current = self._volume_and_initiators(ref.id)
+                if current is None:
+                    continue
+                ref, status, initiators = current
+                if not ref.provider_location or status in (
+                        states.CREATING, states.DELETING):
+                    continue
+                try:
+                    self.driver.ensure_export(ref, initiators)
+                except exception.VolumeBackendError:
+                    LOG.exception("Could not rebuild export of volume %s",
+                                  ref.id)
+                    continue
+            LOG.warning("Export of volume %s was missing from the target "
+                        "daemon; rebuilt it for [%s]", ref.id,
+                        ", ".join(initiators))
+            rebuilt.append(ref.id)
+        return rebuilt
 
     def stop(self):
         self.executor.shutdown(wait=True)
@@ -214,6 +270,30 @@ class VolumeManager:
             self.driver.terminate_connection(ref, connector)
 
     # --- helpers ---
+
+    @staticmethod
+    def _initiators(volume):
+        """Initiators the export must admit: those of the connected
+        attachments (legacy os-initialize_connection ones are not
+        recorded; see README, "Legacy ACLs after a restart")."""
+        return sorted({c["initiator"] for c in (
+            db.load_json(a.connector) for a in volume.volume_attachment)
+            if c and c.get("initiator")})
+
+    def _volumes_and_initiators(self):
+        """``(VolumeRef, status, initiators)`` of this host's volumes."""
+        with self.database.read() as session:
+            return [(volume_driver.VolumeRef.from_model(volume),
+                     volume.status, self._initiators(volume))
+                    for volume in db.volumes_for_host(session, self.host)]
+
+    def _volume_and_initiators(self, volume_id):
+        with self.database.read() as session:
+            volume = session.get(models.Volume, volume_id)
+            if volume is None or volume.deleted:
+                return None
+            return (volume_driver.VolumeRef.from_model(volume),
+                    volume.status, self._initiators(volume))
 
     def _ref(self, volume_id):
         with self.database.read() as session:

@@ -39,6 +39,11 @@ ATT_ERROR_ATTACHING = "error_attaching"
 ATT_ERROR_DETACHING = "error_detaching"
 ATT_DELETED = "deleted"
 
+# An attachment of an instance in these states is in Nova's hands: only a
+# service (nova, with its service token) may delete or detach it
+# (OSSA-2023-003, https://bugs.launchpad.net/cinder/+bug/2004555).
+NOVA_USING = (ATT_ATTACHED, ATT_ATTACHING)
+
 ATTACH_STATUSES = (ATT_RESERVED, ATT_ATTACHING, ATT_ATTACHED, ATT_DETACHED,
                    ATT_ERROR_ATTACHING, ATT_ERROR_DETACHING)
 

@@ -196,6 +196,7 @@ class API:
             "X-User-Id": ctxt.user_id or "nova",
             "X-Project-Id": project,
             "X-Roles": ",".join(ctxt.roles or []),
+            "X-Service-Token": "nova",   # Nova's call, not the user's
         }
         session = ks_session.Session(auth=_NoAuthPlugin(headers, url),
                                      timeout=self.conf.cinder.http_timeout)

@@ -2,10 +2,11 @@
 
 Each repair goes through the owner of the ledger it changes, so the
 owner's own bookkeeping happens too: Cinder's attachments and statuses
-through minicinder's REST API as admin (it revokes the initiator and
-recomputes the volume status itself), nova's BDMs through
-``ministack.nova_db.api``, guests through libvirt, exports through
-minicinder's tgt/LVM adapters. Every repair is idempotent: something
+through minicinder's REST API as the nova service (it revokes the
+initiator and recomputes the volume status itself; only a service may
+delete an attachment an instance still holds, OSSA-2023-003), nova's
+BDMs through ``ministack.nova_db.api``, guests through libvirt, exports
+through minicinder's tgt/LVM adapters. Every repair is idempotent: something
 already gone counts as repaired, so running ``--fix`` twice is safe.
 """
 
@@ -16,7 +17,8 @@ import requests
 from ministack import exception
 from ministack import executor
 
-ADMIN_HEADERS = {"X-Auth-Token": "admin:admin", "X-Roles": "admin",
+# noauth: the admin, acting as the service (the role nova's account has).
+ADMIN_HEADERS = {"X-Auth-Token": "admin:admin", "X-Roles": "admin,service",
                  "Content-Type": "application/json",
                  "OpenStack-API-Version": "volume 3.44"}
 
@@ -28,13 +30,48 @@ class Fixer:
         self.settings = settings
         self.snap = snapshot
         self._nova_ready = False
+        self._cinder_auth = None
 
     # -- plumbing --
 
+    def _cinder_identity(self):
+        """``(project, headers)`` for minicinder, as its config says.
+
+        With ``auth_strategy = keystone`` the audit authenticates as the
+        nova service user (minicompute.conf ``[service_user]``) and sends
+        that token as both ``X-Auth-Token`` and ``X-Service-Token``: the
+        repairs are the service's own work, with no user behind them.
+        """
+        if self.settings.cinder_auth_strategy != "keystone":
+            return "admin", ADMIN_HEADERS
+        if self._cinder_auth is None:
+            from keystoneauth1 import exceptions as ks_exception
+            from keystoneauth1 import session as ks_session
+
+            from ministack.identity import client as identity_client
+            conf = self.settings.compute_conf
+            auth = identity_client.service_auth_plugin(conf)
+            sess = ks_session.Session(auth=auth)
+            try:
+                token = auth.get_token(sess)
+                project = auth.get_project_id(sess)
+            except ks_exception.ClientException as exc:
+                raise exception.ConfigError(
+                    reason="cannot authenticate as the service user %s at "
+                           "%s (minicompute.conf [service_user]): %s"
+                    % (conf.service_user.username,
+                       conf.service_user.auth_url, exc))
+            headers = dict(ADMIN_HEADERS, **{
+                "X-Auth-Token": token, "X-Service-Token": token})
+            headers.pop("X-Roles")
+            self._cinder_auth = (project, headers)
+        return self._cinder_auth
+
     def _cinder(self, method, path, **kwargs):
-        url = "%s/v3/admin%s" % (self.settings.cinder_url, path)
+        project, headers = self._cinder_identity()
+        url = "%s/v3/%s%s" % (self.settings.cinder_url, project, path)
         try:
-            resp = requests.request(method, url, headers=ADMIN_HEADERS,
+            resp = requests.request(method, url, headers=headers,
                                     timeout=60, **kwargs)
         except requests.RequestException as exc:
             raise exception.ConfigError(

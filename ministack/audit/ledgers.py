@@ -48,6 +48,7 @@ class Settings:
         self.cinder_url = "http://%s:%s" % (
             "127.0.0.1" if listen in ("0.0.0.0", "::") else listen,
             cinder_conf.osapi_volume_listen_port)
+        self.cinder_auth_strategy = cinder_conf.auth_strategy
         self.cinder_conf = cinder_conf
         self.compute_conf = compute_conf
 

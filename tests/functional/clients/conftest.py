@@ -122,7 +122,7 @@ def deployment(tmp_path_factory):
     endpoint = ports.url(ports.cinder) + "/v3/%(project_id)s"
     started = []
     try:
-        started.append(stack.start_launched(
+        started.append(daemons.start_daemon(
             "minicinder", {
                 "DEFAULT": dict(common, host="clcinder-%s" % run,
                                 auth_strategy="keystone",
@@ -132,8 +132,9 @@ def deployment(tmp_path_factory):
                                 volume_name_template="volume-fc%s-%%s" % run,
                                 volume_clear="none"),
                 "database": {"connection": "sqlite:///%s"
-                             % (tmp / "cinder.sqlite")}},
-            tmp / "cinder", key_file,
+                             % (tmp / "cinder.sqlite")},
+                "identity": {"signing_key_file": key_file}},
+            tmp / "cinder",
             ready=lambda d: stack.answers(ports.url(ports.cinder) + "/")))
         started.append(stack.start_api(
             tmp / "api", ports, key_file, nova_db,

@@ -5,17 +5,15 @@ admin/demo/nova accounts) in a temp dir exactly as devstack's
 ``init_keystone`` does, through ``python -m ministack.identity.manage``.
 :func:`start_api` runs the real ``miniapi`` console script serving the
 compute API, the keystone v3 subset and the image API on free ports, with
-a catalog pointing at them.
-
-minicinder and minicompute are started through :mod:`.launch` while their
-own code does not yet offer ``keystone`` (see that module): it is the real
-daemon, with only the missing wiring added.
+a catalog pointing at them. minicinder and minicompute validate tokens
+themselves (``auth_strategy = keystone`` with ``[identity]
+signing_key_file`` set to the same key) and are started with
+:func:`tests.functional.daemons.start_daemon`.
 """
 
 import os
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 
@@ -110,35 +108,3 @@ def answers(url):
     except (urllib.error.URLError, OSError):
         return False
     return True
-
-
-def start_launched(name, sections, tmp, key_file, ready, timeout=60):
-    """Start ``name`` through :mod:`.launch` (the real daemon's main())."""
-    os.makedirs(str(tmp), exist_ok=True)
-    conf_path = os.path.join(str(tmp), "%s.conf" % name)
-    log_path = os.path.join(str(tmp), "%s.log" % name)
-    sections = {k: dict(v) for k, v in sections.items()}
-    sections.setdefault("DEFAULT", {}).setdefault("log_file", log_path)
-    daemons.write_config(conf_path, sections)
-    out = open(log_path + ".stdout", "w")
-    env = dict(os.environ, MINISTACK_SIGNING_KEY_FILE=key_file)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.functional.identity.launch", name,
-         "--config-file", conf_path],
-        stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-        env=env, cwd=os.path.dirname(os.path.dirname(os.path.dirname(
-            os.path.dirname(os.path.abspath(__file__))))))
-    out.close()
-    daemon = daemons.Daemon(name, proc, conf_path, log_path)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not daemon.alive():
-            raise daemons.DaemonFailed("%s exited with %s:\n%s\n%s" % (
-                name, proc.returncode, daemons._tail(log_path + ".stdout"),
-                daemons._tail(log_path)))
-        if ready(daemon):
-            return daemon
-        time.sleep(0.2)
-    daemon.stop()
-    raise daemons.DaemonFailed("%s not ready after %ss:\n%s" % (
-        name, timeout, daemons._tail(log_path)))

@@ -27,6 +27,10 @@ from ministack import executor
 LAB_VG = "stack-volumes-lvmdriver-1"
 NO_DM = ("--config", "global{activation=0}")
 PROJECT = "f0c1d2e3a4b5c6d7e8f9a0b1c2d3e4f5"
+# Sent by Nova (minicompute's adapter) with every call: in noauth mode its
+# presence marks the caller as a service, which alone may tear down an
+# attachment Nova is using (OSSA-2023-003).
+NOVA = {"X-Service-Token": "nova"}
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0,
                                 reason="needs root for LVM and tgt")

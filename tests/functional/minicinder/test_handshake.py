@@ -13,6 +13,7 @@ from cinderclient import exceptions as cinder_exc
 from keystoneauth1 import noauth
 from keystoneauth1 import session as ks_session
 
+from tests.functional.minicinder.conftest import NOVA
 from tests.functional.minicinder.conftest import PROJECT
 from tests.functional.minicinder.conftest import iscsi_inq
 from tests.functional.minicinder.conftest import lv_names
@@ -31,7 +32,9 @@ def connector(initiator=INITIATOR):
 
 @pytest.fixture
 def cinder(daemon):
-    session = ks_session.Session(auth=noauth.NoAuth())
+    """cinderclient as nova's adapter drives it (with its service token)."""
+    session = ks_session.Session(auth=noauth.NoAuth(),
+                                 additional_headers=NOVA)
     return cinder_client.Client(
         "3.44", session=session,
         endpoint_override="%s/v3/%s" % (daemon.url, PROJECT))
@@ -81,6 +84,13 @@ def test_attachment_handshake_with_cinderclient(cinder, raw, make_volume,
                                                   "all_tenants": 1})
     assert [a.id for a in listed] == [attachment.id]
 
+    # OSSA-2023-003: a user (even an admin) may not pull the volume from
+    # under Nova; Nova (service token) may.
+    resp = raw("DELETE", "/attachments/%s" % attachment.id)
+    assert resp.status_code == 409
+    assert resp.json()["conflictingRequest"]["message"] == \
+        "Detach volume from instance %s using the Compute API" % instance
+    assert iscsi_inq(info, INITIATOR)
     cinder.attachments.delete(attachment.id)
     assert cinder.volumes.get(volume_id).status == "available"
     # The target stays until the volume goes, with nobody in its ACL.
@@ -100,7 +110,9 @@ def test_delete_leaves_no_lv_loop_or_target(raw, make_volume, volume_group):
         "connector": connector()}}).json()["attachment"]
     assert att["status"] == "attaching"
     assert raw("DELETE", "/volumes/%s" % volume_id).status_code == 400
-    assert raw("DELETE", "/attachments/%s" % att["id"]).status_code == 200
+    assert raw("DELETE", "/attachments/%s" % att["id"]).status_code == 409
+    assert raw("DELETE", "/attachments/%s" % att["id"],
+               headers=NOVA).status_code == 200
     assert raw("DELETE", "/volumes/%s" % volume_id).status_code == 202
     raw.wait_status(volume_id, "deleted")
     assert "volume-%s" % volume_id not in lv_names(volume_group)
@@ -141,12 +153,15 @@ def test_legacy_flow(raw, make_volume):
     raw.wait_status(volume_id, "in-use")
     assert raw("POST", act, {"os-begin_detaching": {}}).status_code == 202
 
-    assert raw("POST", act, {"os-terminate_connection": {
-        "connector": connector()}}).status_code == 202
-    assert not iscsi_inq(data, INITIATOR)
-    assert raw("POST", act, {"os-detach": {
+    detach = {"os-detach": {
         "attachment_id": volume["attachments"][0]["attachment_id"]}}
-    ).status_code == 202
+    terminate = {"os-terminate_connection": {"connector": connector()}}
+    for body in (terminate, detach):            # only Nova may
+        assert raw("POST", act, body).status_code == 409
+    assert iscsi_inq(data, INITIATOR)
+    assert raw("POST", act, terminate, headers=NOVA).status_code == 202
+    assert not iscsi_inq(data, INITIATOR)
+    assert raw("POST", act, detach, headers=NOVA).status_code == 202
     raw.wait_status(volume_id, "available")
 
 
@@ -174,13 +189,14 @@ def test_multiattach_two_initiators(raw, make_volume):
     assert len(raw.wait_status(volume_id, "in-use")["attachments"]) == 2
     assert iscsi_inq(info, INITIATOR) and iscsi_inq(info, other)
 
-    resp = raw("DELETE", "/attachments/%s" % attachments[0]["id"])
+    resp = raw("DELETE", "/attachments/%s" % attachments[0]["id"],
+               headers=NOVA)
     assert [a["id"] for a in resp.json()["attachments"]] == \
         [attachments[1]["id"]]
     raw.wait_status(volume_id, "in-use")
     assert not iscsi_inq(info, INITIATOR)
     assert iscsi_inq(info, other)
-    raw("DELETE", "/attachments/%s" % attachments[1]["id"])
+    raw("DELETE", "/attachments/%s" % attachments[1]["id"], headers=NOVA)
     raw.wait_status(volume_id, "available")
 
 

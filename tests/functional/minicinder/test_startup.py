@@ -8,6 +8,7 @@ import uuid
 import pytest
 
 from ministack import executor
+from tests.functional.minicinder.conftest import NOVA
 from tests.functional.minicinder.conftest import Daemon
 from tests.functional.minicinder.conftest import Raw
 from tests.functional.minicinder.conftest import iscsi_inq
@@ -71,8 +72,8 @@ def test_restart_rebuilds_exports(tmp_path, volume_group):
         daemon.start()
         assert iscsi_inq(info, initiator)
         assert not iscsi_inq(info, "iqn.2024-01.org.ministack.ftest:other")
-        assert raw("DELETE", "/attachments/%s" % att["id"]).status_code \
-            == 200
+        assert raw("DELETE", "/attachments/%s" % att["id"],
+                   headers=NOVA).status_code == 200
     finally:
         if volume_id:
             raw("POST", "/volumes/%s/action" % volume_id, {

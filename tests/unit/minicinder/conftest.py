@@ -39,18 +39,26 @@ class CinderClient:
     """JSON over the WSGI app, as ``project`` at microversion ``version``."""
 
     def __init__(self, app, project=PROJECT, version="3.44", user="admin",
-                 roles=None):
+                 roles=None, service_token=None):
         self.client = Client(app)
         self.project = project
         self.version = version
         self.user = user
         self.roles = roles
+        self.service_token = service_token
 
     def as_user(self, user, project=None, roles="member"):
         other = CinderClient(self.client.application,
                              project or self.project, self.version, user,
                              roles)
         return other
+
+    def as_nova(self):
+        """The same caller, through Nova: adds ``X-Service-Token`` (noauth
+        takes its presence as the service's word; OSSA-2023-003)."""
+        return CinderClient(self.client.application, self.project,
+                            self.version, self.user, self.roles,
+                            service_token="nova")
 
     def request(self, method, path, body=None, version="default",
                 raw=None, headers=None):
@@ -60,6 +68,8 @@ class CinderClient:
             hdrs["OpenStack-API-Version"] = "volume %s" % version
         if self.roles:
             hdrs["X-Roles"] = self.roles
+        if self.service_token:
+            hdrs["X-Service-Token"] = self.service_token
         hdrs.update(headers or {})
         data = raw if raw is not None else (
             None if body is None else json.dumps(body))

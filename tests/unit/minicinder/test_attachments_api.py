@@ -48,7 +48,7 @@ def test_full_handshake(cinder, driver):
     assert entry["server_id"] == INSTANCE and entry["device"] == "/dev/vdb"
     assert entry["host_name"] == "unit-host"    # admin sees it
 
-    resp = cinder.delete("/attachments/%s" % att["id"])
+    resp = cinder.as_nova().delete("/attachments/%s" % att["id"])
     assert resp.status_code == 200
     assert resp.body == {"attachments": []}
     assert cinder.volume(vol)["status"] == "available"
@@ -113,11 +113,11 @@ def test_multiattach_two_instances(cinder, driver, multiattach_type):
     assert volume["status"] == "in-use"
     assert len(volume["attachments"]) == 2
     assert driver.exports[vol] == {"iqn.a", "iqn.b"}
-    resp = cinder.delete("/attachments/%s" % atts[0])
+    resp = cinder.as_nova().delete("/attachments/%s" % atts[0])
     assert [a["id"] for a in resp.body["attachments"]] == [atts[1]]
     assert cinder.volume(vol)["status"] == "in-use"
     assert driver.exports[vol] == {"iqn.b"}
-    cinder.delete("/attachments/%s" % atts[1])
+    cinder.as_nova().delete("/attachments/%s" % atts[1])
     assert cinder.volume(vol)["status"] == "available"
     assert not driver.exports.get(vol)   # target kept, ACL empty
 
@@ -143,9 +143,9 @@ def test_shared_initiator_keeps_access_until_last(cinder, driver,
         cinder.post("/attachments/%s/action" % att["id"],
                     {"os-complete": {}})
         ids.append(att["id"])
-    cinder.delete("/attachments/%s" % ids[0])
+    cinder.as_nova().delete("/attachments/%s" % ids[0])
     assert driver.exports[vol] == {connector()["initiator"]}
-    cinder.delete("/attachments/%s" % ids[1])
+    cinder.as_nova().delete("/attachments/%s" % ids[1])
     assert not driver.exports.get(vol)   # target kept, ACL empty
 
 
@@ -157,7 +157,7 @@ def test_delete_reserved_leaves_other_in_use(cinder, multiattach_type):
                {"attachment": {"connector": connector()}})
     cinder.post("/attachments/%s/action" % first["id"], {"os-complete": {}})
     cinder.reserve(vol, INSTANCE2)
-    cinder.delete("/attachments/%s" % first["id"])
+    cinder.as_nova().delete("/attachments/%s" % first["id"])
     assert cinder.volume(vol)["status"] == "reserved"
 
 

@@ -1,0 +1,167 @@
+"""OSSA-2023-003 (bug 2004555): only Nova tears down what Nova uses.
+
+A user (admins included) deleting or detaching an instance's connected
+attachment directly gets 409 ``ConflictNovaUsingAttachment``; the same
+call through Nova (a service token, or the ``service`` role) succeeds,
+and attachments Nova is not using (reserved only, no instance) stay free
+to delete. Both auth strategies are covered: noauth here, keystone (real
+Fernet tokens verified by the middleware) at the end.
+"""
+
+import pytest
+from cryptography import fernet
+
+from minicinder import service
+from minicinder.db import session as db_session
+from minicinder.volume import fake
+from minicinder.volume import manager as volume_manager
+from ministack.identity import middleware
+from ministack.identity import tokens
+from tests.unit.minicinder.conftest import PROJECT
+from tests.unit.minicinder.conftest import CinderClient
+from tests.unit.minicinder.conftest import connector
+from tests.unit.minicinder.conftest import make_conf
+
+INSTANCE = "51c7b6f4-1d2b-4b5f-9f51-5d6a3a4c8b33"
+NOVA_MESSAGE = "Detach volume from instance %s using the Compute API" \
+    % INSTANCE
+
+
+def _attached(cinder, complete=True, instance=INSTANCE):
+    vol = cinder.create_volume()
+    att = cinder.reserve(vol, instance) if instance else cinder.post(
+        "/attachments", {"attachment": {"volume_uuid": vol}}).body[
+            "attachment"]
+    resp = cinder.put("/attachments/%s" % att["id"],
+                      {"attachment": {"connector": connector()}})
+    assert resp.status_code == 200, resp.body
+    if complete:
+        assert cinder.post("/attachments/%s/action" % att["id"],
+                           {"os-complete": {}}).status_code == 204
+    return vol, att["id"]
+
+
+def _is_nova_conflict(resp):
+    assert resp.status_code == 409, resp.body
+    assert resp.body == {"conflictingRequest": {
+        "code": 409, "message": NOVA_MESSAGE}}
+    return True
+
+
+@pytest.mark.parametrize("complete", [True, False], ids=["attached",
+                                                         "attaching"])
+def test_delete_by_user_or_admin_is_409_and_changes_nothing(
+        cinder, driver, complete):
+    vol, att = _attached(cinder, complete)
+    owner = cinder.as_user("alice")
+    for caller in (owner, cinder):          # the owner, then an admin
+        assert _is_nova_conflict(caller.delete("/attachments/%s" % att))
+    assert cinder.get("/attachments/%s" % att).status_code == 200
+    assert driver.exports[vol] == {connector()["initiator"]}
+    assert cinder.volume(vol)["status"] == ("in-use" if complete
+                                            else "attaching")
+
+
+@pytest.mark.parametrize("headers", [{"X-Service-Token": "nova"},
+                                     {"X-Roles": "admin,service"}],
+                         ids=["service-token", "service-role"])
+def test_delete_through_nova_succeeds(cinder, driver, headers):
+    vol, att = _attached(cinder)
+    resp = cinder.delete("/attachments/%s" % att, headers=headers)
+    assert resp.status_code == 200, resp.body
+    assert cinder.volume(vol)["status"] == "available"
+    assert not driver.exports[vol]
+
+
+def test_attachments_nova_does_not_use_can_be_deleted(cinder):
+    vol = cinder.create_volume()
+    reserved = cinder.reserve(vol, INSTANCE)        # never connected
+    assert cinder.as_user("alice").delete(
+        "/attachments/%s" % reserved["id"]).status_code == 200
+    _, hostless = _attached(cinder, instance=None)  # no instance at all
+    assert cinder.delete("/attachments/%s" % hostless).status_code == 200
+
+
+def test_legacy_detach_verbs_are_409_for_users(cinder, driver):
+    vol, att = _attached(cinder)
+    act = "/volumes/%s/action" % vol
+    for body in ({"os-detach": {"attachment_id": att}}, {"os-detach": {}},
+                 {"os-terminate_connection": {"connector": connector()}},
+                 {"os-force_detach": {"attachment_id": att}},
+                 {"os-force_detach": {}}):
+        assert _is_nova_conflict(cinder.post(act, body)), body
+    assert driver.exports[vol] == {connector()["initiator"]}
+    # Another initiator's connection is not Nova's attachment: allowed.
+    other = connector("iqn.2024-01.test:someone-else")
+    assert cinder.post(act, {"os-terminate_connection": {
+        "connector": other}}).status_code == 202
+    assert cinder.as_nova().post(act, {"os-force_detach": {
+        "attachment_id": att}}).status_code == 202
+    assert cinder.volume(vol)["status"] == "available"
+
+
+def test_mode_null_is_the_default(cinder):
+    """The openstack CLI sends ``"mode": null`` at 3.54 without --mode."""
+    vol = cinder.create_volume()
+    resp = cinder.post("/attachments", {"attachment": {
+        "volume_uuid": vol, "instance_uuid": INSTANCE, "mode": None,
+        "connector": connector()}}, version="3.54")
+    assert resp.status_code == 200, resp.body
+    assert resp.body["attachment"]["attach_mode"] == "rw"
+    assert resp.body["attachment"]["connection_info"]["access_mode"] == "rw"
+    bad = cinder.post("/attachments", {"attachment": {
+        "volume_uuid": vol, "mode": "rx"}}, version="3.54")
+    assert bad.status_code == 400
+
+
+# --- auth_strategy = keystone ----------------------------------------------
+
+@pytest.fixture
+def keystone(tmp_path):
+    """minicinder with keystone tokens and a token issuer on the same key
+    (what ``python -m ministack.identity.manage bootstrap`` writes)."""
+    key = fernet.Fernet.generate_key()
+    key_file = tmp_path / "key"
+    key_file.write_bytes(key)
+    conf = make_conf(auth_strategy="keystone")
+    conf.set_override("signing_key_file", str(key_file), group="identity")
+    database = db_session.Database("sqlite:///%s" % (tmp_path / "c.sqlite"))
+    database.upgrade()
+    svc = service.CinderService(
+        conf, database, fake.FakeDriver(),
+        executor=volume_manager.InlineExecutor(),
+        token_validator=middleware.TokenValidator.from_conf(conf))
+    formatter = tokens.TokenFormatter(key)
+
+    def token(user, roles, project=PROJECT):
+        return formatter.issue(user, user, project, project,
+                               [(r, r) for r in roles], ["password"],
+                               3600)[0]
+    yield CinderClient(svc.app), token
+    svc.stop()
+
+
+def test_keystone_needs_a_service_token_with_the_service_role(keystone):
+    client, token = keystone
+    demo = {"X-Auth-Token": token("demo", ["member"])}
+    assert client.get("/volumes", headers={
+        "X-Auth-Token": "admin:" + PROJECT}).status_code == 401
+    vol = client.post("/volumes", {"volume": {"size": 1}},
+                      headers=demo).body["volume"]["id"]
+    att = client.post("/attachments", {"attachment": {
+        "volume_uuid": vol, "instance_uuid": INSTANCE,
+        "connector": connector()}}, headers=demo).body["attachment"]["id"]
+    assert client.post("/attachments/%s/action" % att, {"os-complete": {}},
+                       headers=demo).status_code == 204
+    url = "/attachments/%s" % att
+    # The user alone, or with a service token lacking the service role.
+    assert _is_nova_conflict(client.delete(url, headers=demo))
+    not_service = token("nova", ["admin"], project="service")
+    assert _is_nova_conflict(client.delete(url, headers=dict(
+        demo, **{"X-Service-Token": not_service})))
+    # noauth's "any X-Service-Token" does not apply: a forged one is 401.
+    assert client.delete(url, headers=dict(
+        demo, **{"X-Service-Token": "nova"})).status_code == 401
+    nova = token("nova", ["admin", "service"], project="service")
+    resp = client.delete(url, headers=dict(demo, **{"X-Service-Token": nova}))
+    assert resp.status_code == 200, resp.body
