@@ -11,7 +11,12 @@ set -o errexit -o nounset -o pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cd "$TOP"
-VENV=${VENV:-/opt/stack/venv}
+VENV=${VENV_DIR:-/opt/stack/venv}
+# The functional tier may restart the shared services (RabbitMQ, libvirtd,
+# tgtd) to prove recovery; that is safe here, where nothing else runs.
+export MINISTACK_SHARED_FAULTS=${MINISTACK_SHARED_FAULTS:-1}
+# A missing lab is a failure, not a skip, when the lab was just brought up.
+export MINISTACK_REQUIRE_LAB=${MINISTACK_REQUIRE_LAB:-1}
 tiers=("$@")
 [ ${#tiers[@]} -gt 0 ] || tiers=(lint unit functional tempest)
 
