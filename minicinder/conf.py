@@ -124,12 +124,62 @@ the daemon starts).
 ]
 
 
+nova_group = cfg.OptGroup("nova", title="Compute API", help="""
+How minicinder reaches Nova's compute API: it asks Nova before a
+user tears down an instance's attachment (OSSA-2023-003).
+""")
+
+nova_opts = [
+    cfg.StrOpt("endpoint", default="",
+               help="""
+URL of Nova's compute API, version included
+(``http://127.0.0.1:8774/v2.1``).
+
+Before a caller that is not a service deletes or detaches an
+attachment that has an instance (``DELETE /attachments/{id}``,
+``os-detach``, ``os-force_detach``, ``os-terminate_connection``),
+minicinder asks Nova at compute microversion 2.89
+(``GET /servers/{instance}/os-volume_attachments/{volume}``) and
+refuses with 409 only when Nova names that very attachment. When
+Nova cannot be asked (refused connection, timeout, an unexpected
+answer) the request is refused too (fail closed).
+
+Possible values:
+
+* a URL: ask Nova, as upstream cinder does.
+* empty (the default): no Nova to ask; an instance's attachment
+  that is ``attaching`` or ``attached`` then counts as Nova's and
+  only a service may remove it (stricter than upstream: a user
+  cannot detach what they attached with ``os-attach``).
+
+Related options:
+
+* ``[nova] timeout``
+* ``[DEFAULT] auth_strategy``: ``keystone`` forwards the caller's
+  token to Nova; ``noauth`` asks as ``admin``, so Nova shows the
+  server whatever its project.
+"""),
+    cfg.FloatOpt("timeout", default=5.0, min=0.1,
+                 help="""
+Seconds to wait for Nova to connect, and to answer. A user's
+detach waits this long at most before it is refused.
+"""),
+]
+
+
 def register_opts(conf):
     """Register minicinder's options on ``conf`` (and ``[identity]``,
     whose ``signing_key_file`` ``auth_strategy = keystone`` reads)."""
     from ministack.identity import conf as identity_conf
     conf.register_opts(api_opts)
     conf.register_opts(volume_opts)
+    # A fresh group per ConfigOpts: a registered OptGroup object keeps its
+    # options (and their overrides) in itself, so sharing the module-level
+    # one would leak one conf's overrides into the next (tests build many).
+    conf.register_group(cfg.OptGroup(nova_group.name,
+                                      title=nova_group.title,
+                                      help=nova_group.help))
+    conf.register_opts(nova_opts, group=nova_group.name)
     identity_conf.register_opts(conf)
 
 
@@ -143,4 +193,5 @@ def list_opts():
     grouped["identity"] = [opt for opt in identity_conf.identity_opts
                            if opt.name in ("signing_key_file",
                                            "allow_expired_window")]
+    grouped[nova_group] = nova_opts
     return list(grouped.items())

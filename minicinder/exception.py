@@ -13,9 +13,13 @@ Hierarchy (``code`` is the HTTP status the API layer renders)::
      │    ├── VolumeNotFound / VolumeAttachmentNotFound / VolumeTypeNotFound
      │    └── VersionNotFoundForAPIMethod   route below its microversion
      ├── Conflict (409)                  ResourceConflict, VolumeTypeExists,
-     │                                   ConflictNovaUsingAttachment
+     │                                   ConflictNovaUsingAttachment,
+     │                                   ConflictNovaNotAsked
      ├── RequestTooLarge (413)
-     └── VolumeBackendError (500)        the driver failed (translated once)
+     ├── VolumeBackendError (500)        the driver failed (translated once)
+     └── ComputeAPIUnavailable (503)     Nova could not be asked (raised by
+                                         compute/nova.py; the deletion check
+                                         turns it into ConflictNovaNotAsked)
 """
 
 from ministack import exception as base
@@ -73,6 +77,15 @@ class ConflictNovaUsingAttachment(base.Conflict):
                "Compute API")
 
 
+class ConflictNovaNotAsked(base.Conflict):
+    # The OSSA-2023-003 check fails closed: when Nova cannot say whether it
+    # uses the attachment, a user may not tear it down.
+    msg_fmt = ("Cannot detach: Nova could not be asked whether instance "
+               "%(instance_id)s uses attachment %(attachment_id)s "
+               "(%(reason)s). Detach the volume using the Compute API or "
+               "retry later.")
+
+
 class VolumeTypeExists(base.Conflict):
     msg_fmt = "Volume Type %(name)s already exists."
 
@@ -85,6 +98,11 @@ class RequestTooLarge(base.MinistackException):
 class VolumeBackendError(base.MinistackException):
     msg_fmt = "Volume backend failed: %(reason)s"
     code = 500
+
+
+class ComputeAPIUnavailable(base.MinistackException):
+    msg_fmt = "Nova could not be asked: %(reason)s"
+    code = 503
 
 
 class VolumeGroupNotFound(base.ConfigError):

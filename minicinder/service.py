@@ -9,6 +9,7 @@ as one line before exiting 1.
 import logging
 
 from minicinder.api import app as api_app
+from minicinder.compute import nova
 from minicinder.db import session as db_session
 from minicinder.volume import actions as volume_actions
 from minicinder.volume import api as volume_api
@@ -40,17 +41,20 @@ class CinderService(service.Service):
     """The REST API and the volume manager in one process."""
 
     def __init__(self, conf, database, driver, executor=None,
-                 token_validator=None):
+                 token_validator=None, compute=None):
+        """:param compute: the Nova adapter (``compute.nova.API``); built
+        from ``[nova]`` when omitted (tests hand in a fake)."""
         self.conf = conf
         self.database = database
         self.manager = volume_manager.VolumeManager(
             database, driver, conf.host, executor=executor,
             workers=conf.volume_manager_workers)
+        compute = compute if compute is not None else nova.API(conf)
         self.app = api_app.create_app(
             conf,
             volume_api.VolumeAPI(database, self.manager, conf),
-            attachment_api.AttachmentAPI(database, self.manager),
-            volume_actions.VolumeActions(database, self.manager),
+            attachment_api.AttachmentAPI(database, self.manager, compute),
+            volume_actions.VolumeActions(database, self.manager, compute),
             token_validator=token_validator)
 
     def start(self, stop_event):
@@ -82,5 +86,9 @@ def build(conf):
         pool_size=conf.osapi_volume_workers + conf.volume_manager_workers + 2)
     database.upgrade()
     driver = make_driver(conf)
+    if not conf.nova.endpoint:
+        LOG.warning("[nova] endpoint is not set: Nova cannot be asked, so "
+                    "only a service may detach an instance's attached "
+                    "volume (OSSA-2023-003 without Nova)")
     return CinderService(conf, database, driver,
                          token_validator=token_validator)

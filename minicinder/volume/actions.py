@@ -28,9 +28,11 @@ LOG = logging.getLogger(__name__)
 class VolumeActions:
     """The legacy attach/detach verbs on top of the database and manager."""
 
-    def __init__(self, database, manager):
+    def __init__(self, database, manager, compute=None):
         self.database = database
         self.manager = manager
+        # Nova, asked before a user tears down an instance's attachment.
+        self.compute = compute
 
     def reserve(self, ctx, volume_id):
         """available (or in-use if multiattach) -> attaching."""
@@ -85,7 +87,7 @@ class VolumeActions:
         attachment_api.check_deletion_allowed(ctx, [
             a for a in volume.volume_attachment
             if (db.load_json(a.connector) or {}).get(
-                "initiator", initiator) == initiator])
+                "initiator", initiator) == initiator], self.compute)
         with volume_manager.volume_lock(volume_id):
             self.manager.disconnect(volume_id, connector)
         self.unreserve(ctx, volume_id)
@@ -134,7 +136,8 @@ class VolumeActions:
                                % volume_id)
                 attachment_id = live[0].id if live else None
             found = [a for a in live if a.id == attachment_id]
-            attachment_api.check_deletion_allowed(ctx, found)
+            attachment_api.check_deletion_allowed(ctx, found,
+                                                  self.compute)
             connector = db.load_json(found[0].connector) if found else None
         self._disconnect_and_detach(volume_id, attachment_id, connector)
 
@@ -172,7 +175,8 @@ class VolumeActions:
                 if not found:
                     raise exception.VolumeAttachmentNotFound(
                         attachment_id=attachment_id)
-            attachment_api.check_deletion_allowed(ctx, found)
+            attachment_api.check_deletion_allowed(ctx, found,
+                                                  self.compute)
             if attachment_id is not None:
                 connector = connector or db.load_json(found[0].connector)
         self._disconnect_and_detach(volume_id, attachment_id, connector)

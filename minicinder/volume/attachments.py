@@ -40,26 +40,59 @@ def flatten_connection_info(conn_info, attachment_id, connector):
     return flat
 
 
-def check_deletion_allowed(ctx, attachments):
+def check_deletion_allowed(ctx, attachments, compute=None):
     """Refuse to tear down an attachment Nova is using, unless Nova asks.
 
     Upstream's ``attachment_deletion_allowed`` (OSSA-2023-003): a user
     (admins included) who deletes or detaches an attachment behind Nova's
     back leaves the guest's host connection in place, and the LUN may be
-    handed to another tenant while the old guest still reads it. Upstream
-    asks Nova whether it still has the attachment; minicinder has no Nova
-    client, so "Nova is using it" means: it belongs to an instance and is
-    ``attaching`` or ``attached``. A reserved (never connected) one is
-    free to go, as is anything when the caller is a service.
+    handed to another tenant while the old guest still reads it. So:
+
+    * a service (Nova itself) may always tear down;
+    * an attachment without an instance is nobody's guest disk: allowed;
+    * otherwise Nova is asked which attachment its server uses for the
+      volume; only when it names *this* attachment is the request refused.
+      A volume a user attached with legacy ``os-attach`` (no BDM in Nova)
+      stays the user's to ``os-detach``, as upstream.
+
+    Asking fails closed: if Nova cannot be reached or answers oddly the
+    caller gets 409 :class:`ConflictNovaNotAsked` (upstream lets the error
+    through as a 500; either way nothing is torn down).
+
+    Without a Nova (``[nova] endpoint`` empty, or ``compute`` None) the
+    older, stricter rule applies: an instance's attachment that is
+    ``attaching`` or ``attached`` counts as Nova's.
 
     :param attachments: VolumeAttachment rows about to be removed.
-    :raises ConflictNovaUsingAttachment: (409)
+    :param compute: ``minicinder.compute.nova.API`` or None.
+    :raises ConflictNovaUsingAttachment: Nova uses it (409).
+    :raises ConflictNovaNotAsked: Nova could not be asked (409).
     """
     if ctx.is_service:
         return
     for attachment in attachments:
-        if attachment.instance_uuid and \
-                attachment.attach_status in states.NOVA_USING:
+        if not attachment.instance_uuid:
+            continue
+        if compute is None or not compute.configured:
+            if attachment.attach_status in states.NOVA_USING:
+                raise exception.ConflictNovaUsingAttachment(
+                    instance_id=attachment.instance_uuid)
+            continue
+        try:
+            nova_attachment_id = compute.get_server_volume_attachment_id(
+                ctx, attachment.instance_uuid, attachment.volume_id)
+        except exception.ComputeAPIUnavailable as exc:
+            LOG.error("Refusing to remove attachment %s of volume %s: %s",
+                      attachment.id, attachment.volume_id,
+                      exc.format_message())
+            raise exception.ConflictNovaNotAsked(
+                instance_id=attachment.instance_uuid,
+                attachment_id=attachment.id,
+                reason=exc.format_message()) from exc
+        if nova_attachment_id == attachment.id:
+            LOG.info("Refusing to remove attachment %s: instance %s uses "
+                     "it (detach through the Compute API)", attachment.id,
+                     attachment.instance_uuid)
             raise exception.ConflictNovaUsingAttachment(
                 instance_id=attachment.instance_uuid)
 
@@ -67,9 +100,10 @@ def check_deletion_allowed(ctx, attachments):
 class AttachmentAPI:
     """The attachment handshake on top of the database and the manager."""
 
-    def __init__(self, database, manager):
+    def __init__(self, database, manager, compute=None):
         self.database = database
         self.manager = manager
+        self.compute = compute
 
     def get(self, ctx, attachment_id):
         with self.database.read() as session:
@@ -240,7 +274,8 @@ class AttachmentAPI:
         with volume_manager.volume_lock(volume_id):
             with self.database.read() as session:
                 attachment = db.attachment_get(session, ctx, attachment_id)
-                check_deletion_allowed(ctx, [attachment])
+                check_deletion_allowed(ctx, [attachment],
+                                       self.compute)
                 connector = db.load_json(attachment.connector)
             if connector:
                 self.manager.disconnect(volume_id, connector, attachment_id)

@@ -85,7 +85,9 @@ def test_attachment_handshake_with_cinderclient(cinder, raw, make_volume,
     assert [a.id for a in listed] == [attachment.id]
 
     # OSSA-2023-003: a user (even an admin) may not pull the volume from
-    # under Nova; Nova (service token) may.
+    # under Nova; Nova (service token) may. This daemon has no [nova]
+    # endpoint, so the fallback rule applies (an instance's live attachment
+    # is Nova's); asking the real Nova is test_nova_check.py.
     resp = raw("DELETE", "/attachments/%s" % attachment.id)
     assert resp.status_code == 409
     assert resp.json()["conflictingRequest"]["message"] == \

@@ -14,6 +14,7 @@ from werkzeug.test import Client
 
 from minicinder import conf as cinder_conf
 from minicinder import service
+from minicinder import exception
 from minicinder.db import session as db_session
 from minicinder.volume import fake
 from minicinder.volume import manager as volume_manager
@@ -124,15 +125,51 @@ def connector(initiator="iqn.1993-08.org.debian:01:unit", host="unit-host"):
             "mountpoint": "/dev/vdb"}
 
 
+class FakeNova:
+    """Stands in for ``minicinder.compute.nova.API``: Nova's block device
+    mappings as ``{(server, volume): attachment_id}``.
+
+    Nova is not the thing under test here; the real HTTP adapter is tested
+    in ``test_compute_nova.py`` and against the real miniapi in
+    ``tests/functional/minicinder/test_nova_check.py``.
+    """
+
+    configured = True
+
+    def __init__(self):
+        self.bdms = {}
+        self.down = False
+        self.asked = []
+
+    def attach(self, server_id, volume_id, attachment_id):
+        """Record a BDM, as Nova's compute API does when it attaches."""
+        self.bdms[(server_id, volume_id)] = attachment_id
+
+    def get_server_volume_attachment_id(self, ctxt, server_id, volume_id):
+        self.asked.append((server_id, volume_id))
+        if self.down:
+            raise exception.ComputeAPIUnavailable(
+                reason="connection refused")
+        return self.bdms.get((server_id, volume_id))
+
+
 @pytest.fixture
-def stack(tmp_path):
-    """(client, driver, service) with a file-backed SQLite database."""
+def nova():
+    return FakeNova()
+
+
+@pytest.fixture
+def stack(tmp_path, nova):
+    """(client, driver, service) with a file-backed SQLite database and
+    the fake Nova of the ``nova`` fixture (no BDMs unless a test adds
+    them)."""
     conf = make_conf()
     database = db_session.Database("sqlite:///%s" % (tmp_path / "c.sqlite"))
     database.upgrade()
     driver = fake.FakeDriver()
     svc = service.CinderService(conf, database, driver,
-                                executor=volume_manager.InlineExecutor())
+                                executor=volume_manager.InlineExecutor(),
+                                compute=nova)
     yield CinderClient(svc.app), driver, svc
     svc.stop()
 

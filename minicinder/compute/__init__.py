@@ -1,0 +1,1 @@
+"""Adapters for the services minicinder calls (only Nova so far)."""

@@ -1,0 +1,117 @@
+"""The one place minicinder talks to Nova's compute API.
+
+Cinder asks Nova one question: *is this server using this volume through
+this attachment?* Upstream's ``attachment_deletion_allowed`` (the fix for
+OSSA-2023-003, bug 2004555) asks it before a user tears an attachment down,
+because a detach behind Nova's back leaves the guest's host connection in
+place and the LUN may then reach another tenant while the old guest still
+reads it.
+
+The answer is ``GET /servers/{server}/os-volume_attachments/{volume}`` at
+compute microversion 2.89, the first that shows the Cinder
+``attachment_id`` of the block device mapping. A 404 (no such server, or
+no such volume on it) means Nova does not use the volume there. Any other
+failure is raised as :class:`~minicinder.exception.ComputeAPIUnavailable`
+so the caller can fail closed; requests' exceptions never leave this
+module.
+
+Plain HTTP with ``requests``: one GET does not justify novaclient, and the
+identity sent is a policy decision made here (see ``API._headers``).
+"""
+
+import logging
+import urllib.parse
+
+import requests
+
+from minicinder import exception
+
+LOG = logging.getLogger(__name__)
+
+# 2.89 added attachment_id (and bdm_uuid) to the attachment GET.
+MICROVERSION = "2.89"
+
+
+class API:
+    """Nova's compute API at ``[nova] endpoint``.
+
+    :param conf: ConfigOpts with minicinder's options registered.
+    :param session: anything with requests' ``get`` (tests hand in a
+        recorder); by default the ``requests`` module itself: a fresh
+        connection per question, which is rare (user detaches only) and
+        keeps the API threads from sharing a Session.
+    """
+
+    def __init__(self, conf, session=None):
+        self.endpoint = (conf.nova.endpoint or "").rstrip("/")
+        self.timeout = conf.nova.timeout
+        self.keystone = conf.auth_strategy == "keystone"
+        self.session = session or requests
+
+    @property
+    def configured(self):
+        """False when ``[nova] endpoint`` is empty: no Nova to ask."""
+        return bool(self.endpoint)
+
+    def _headers(self, ctxt):
+        """Who asks Nova.
+
+        With keystone the caller's own token goes on, as upstream's
+        novaclient call does, so Nova applies its policy to the caller (an
+        admin sees every server; a user sees their project's). With noauth
+        there is no token to forward: ask as ``admin`` (miniapi's noauth
+        reads ``X-Auth-Token: user:project`` and gives the user ``admin``
+        the admin role) so Nova shows the server whatever its project and
+        a 404 really means "not Nova's".
+        """
+        headers = {"OpenStack-API-Version": "compute %s" % MICROVERSION,
+                   "X-OpenStack-Nova-API-Version": MICROVERSION,
+                   "Accept": "application/json"}
+        if self.keystone:
+            headers["X-Auth-Token"] = ctxt.auth_token or ""
+        else:
+            headers["X-Auth-Token"] = "admin:%s" % (ctxt.project_id or
+                                                    "admin")
+        request_id = ctxt.global_request_id or ctxt.request_id
+        if request_id:
+            # Nova logs it as the global request id: one id across both.
+            headers["X-OpenStack-Request-ID"] = request_id
+        return headers
+
+    def get_server_volume_attachment_id(self, ctxt, server_id, volume_id):
+        """The Cinder attachment id through which Nova attached the volume.
+
+        :returns: the id, or None when Nova answers 404 (it does not know
+            the server, or the volume is not attached to it).
+        :raises ComputeAPIUnavailable: not configured, unreachable, timed
+            out, or any answer other than 200/404 (401, 406 for a Nova
+            older than 2.89, 5xx, a body without ``attachment_id``).
+        """
+        if not self.configured:
+            raise exception.ComputeAPIUnavailable(
+                reason="[nova] endpoint is not set")
+        url = "%s/servers/%s/os-volume_attachments/%s" % (
+            self.endpoint, urllib.parse.quote(server_id, safe=""),
+            urllib.parse.quote(volume_id, safe=""))
+        try:
+            resp = self.session.get(url, headers=self._headers(ctxt),
+                                    timeout=self.timeout)
+        except requests.RequestException as exc:
+            raise exception.ComputeAPIUnavailable(
+                reason="GET %s failed: %s" % (url, exc)) from exc
+        if resp.status_code == 404:
+            LOG.debug("Nova has no attachment of volume %s on server %s",
+                      volume_id, server_id)
+            return None
+        if resp.status_code != 200:
+            raise exception.ComputeAPIUnavailable(
+                reason="GET %s answered %s: %s" % (
+                    url, resp.status_code, resp.text[:200]))
+        try:
+            attachment_id = resp.json()["volumeAttachment"]["attachment_id"]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise exception.ComputeAPIUnavailable(
+                reason="GET %s: no volumeAttachment.attachment_id in the "
+                       "answer (compute microversion %s needed)"
+                       % (url, MICROVERSION)) from exc
+        return attachment_id

@@ -1,0 +1,113 @@
+"""The Nova adapter: which request it sends and how it reads the answer.
+
+The HTTP layer is a recorder standing in for ``requests`` (unit tests use
+no network); the functional test ``tests/functional/minicinder/
+test_nova_check.py`` runs the same adapter against the real miniapi.
+"""
+
+import pytest
+import requests
+
+from minicinder import exception
+from minicinder.compute import nova
+from ministack import context
+from tests.unit.minicinder.conftest import PROJECT
+from tests.unit.minicinder.conftest import make_conf
+
+SERVER = "51c7b6f4-1d2b-4b5f-9f51-5d6a3a4c8b33"
+VOLUME = "0a7e3f5c-6b1d-4d8e-9f20-1a2b3c4d5e6f"
+ATTACHMENT = "9d0c4e8a-7b6f-4a5e-8d3c-2b1a0f9e8d7c"
+
+
+class Response:
+    def __init__(self, status_code, body=None, text=""):
+        self.status_code = status_code
+        self._body = body
+        self.text = text
+
+    def json(self):
+        if self._body is None:
+            raise ValueError("no JSON")
+        return self._body
+
+
+class Recorder:
+    """Answers every GET with ``answer`` (or raises it)."""
+
+    def __init__(self, answer):
+        self.answer = answer
+        self.calls = []
+
+    def get(self, url, headers=None, timeout=None):
+        self.calls.append((url, headers, timeout))
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+
+def _api(answer, **conf_overrides):
+    conf = make_conf(**conf_overrides)
+    conf.set_override("endpoint", "http://nova.test:8774/v2.1/",
+                      group="nova")
+    conf.set_override("timeout", 2.5, group="nova")
+    recorder = Recorder(answer)
+    return nova.API(conf, session=recorder), recorder
+
+
+def _ctx(**kw):
+    return context.RequestContext(user_id="demo", project_id=PROJECT,
+                                  roles=["member"], **kw)
+
+
+def test_asks_as_admin_at_2_89_in_noauth():
+    api, rec = _api(Response(200, {"volumeAttachment": {
+        "attachment_id": ATTACHMENT, "volumeId": VOLUME}}))
+    ctx = _ctx()
+    assert api.get_server_volume_attachment_id(ctx, SERVER, VOLUME) == \
+        ATTACHMENT
+    [(url, headers, timeout)] = rec.calls
+    assert url == ("http://nova.test:8774/v2.1/servers/%s/"
+                   "os-volume_attachments/%s" % (SERVER, VOLUME))
+    assert headers["OpenStack-API-Version"] == "compute 2.89"
+    assert headers["X-Auth-Token"] == "admin:%s" % PROJECT
+    assert headers["X-OpenStack-Request-ID"] == ctx.request_id
+    assert timeout == 2.5
+
+
+def test_forwards_the_callers_token_with_keystone():
+    api, rec = _api(Response(404), auth_strategy="keystone")
+    ctx = _ctx(auth_token="gAAAA-user-token")
+    assert api.get_server_volume_attachment_id(ctx, SERVER, VOLUME) is None
+    assert rec.calls[0][1]["X-Auth-Token"] == "gAAAA-user-token"
+
+
+def test_ids_are_quoted_into_the_path():
+    api, rec = _api(Response(404))
+    api.get_server_volume_attachment_id(_ctx(), "../x?y", VOLUME)
+    assert "/servers/..%2Fx%3Fy/os-volume_attachments/" in rec.calls[0][0]
+
+
+@pytest.mark.parametrize("answer", [
+    requests.ConnectionError("refused"),
+    requests.Timeout("slow"),
+    Response(500, text="boom"),
+    Response(401, text="no"),
+    Response(406, text="2.89 unknown"),
+    Response(200, {"volumeAttachment": {"id": VOLUME}}),
+    Response(200, None, text="<html>"),
+], ids=["refused", "timeout", "500", "401", "406", "no-attachment_id",
+        "not-json"])
+def test_anything_but_200_or_404_is_unavailable(answer):
+    api, _ = _api(answer)
+    with pytest.raises(exception.ComputeAPIUnavailable) as err:
+        api.get_server_volume_attachment_id(_ctx(), SERVER, VOLUME)
+    assert err.value.code == 503
+    assert "/os-volume_attachments/" in err.value.format_message()
+
+
+def test_unconfigured_is_unavailable():
+    conf = make_conf()
+    api = nova.API(conf, session=Recorder(Response(404)))
+    assert not api.configured
+    with pytest.raises(exception.ComputeAPIUnavailable):
+        api.get_server_volume_attachment_id(_ctx(), SERVER, VOLUME)
