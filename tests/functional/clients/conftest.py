@@ -142,7 +142,11 @@ def deployment(tmp_path_factory):
             str(state / "images")))
         started.append(daemons.start_daemon(
             "minicompute", {
-                "DEFAULT": dict(common, host="clhost-%s" % run),
+                # A name template of its own: the deployed stack's domains
+                # (instance-00000001...) share this libvirt.
+                "DEFAULT": dict(common, host="clhost-%s" % run,
+                                instance_name_template="instance-cl%s-%%08x"
+                                % run),
                 "database": {"connection": nova_db},
                 "compute": {"report_interval": 5},
                 "libvirt": {"virt_type": virt_type,

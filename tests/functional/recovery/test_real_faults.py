@@ -61,8 +61,13 @@ def _running_event(stack, server, event):
 
 
 def _event_details(stack, server, action):
+    """``(result, details)`` of the compute event of ``action``, or
+    ``(None, "")`` while the host has not started that event yet."""
     detail = checks.event_of(stack, server, action)
-    event = {e["event"]: e for e in detail["events"]}["compute_%s" % action]
+    event = {e["event"]: e for e in detail["events"]}.get(
+        "compute_%s" % action)
+    if event is None:
+        return None, ""
     return event["result"], event["details"] or ""
 
 
