@@ -17,6 +17,14 @@ def index():
     return flask.jsonify(views.version_list())
 
 
+@bp.get("/v2")
+@bp.get("/v2/")
+def show_v2():
+    """GET /v2: the deprecated v2.0 version document (tempest follows every
+    listed self link)."""
+    return flask.jsonify(views.version_v2())
+
+
 @bp.get("/v2.1")
 @bp.get("/v2.1/")
 def show_v21():
