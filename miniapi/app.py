@@ -98,6 +98,7 @@ def create_app(conf, transport=None, engine=None, volume_api=None,
         volume_api, compute_rpcapi, down_time=conf.api.service_down_time,
         image_dir=conf.api.image_dir)
     app.config["MAX_LIMIT"] = conf.api.max_limit
+    app.config["INSTANCE_NAME_TEMPLATE"] = conf.instance_name_template
     app.json.sort_keys = False
     app.url_map.strict_slashes = False
 

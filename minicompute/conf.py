@@ -21,20 +21,6 @@ compute_group = cfg.OptGroup("compute", title="Compute host options")
 libvirt_group = cfg.OptGroup("libvirt", title="Libvirt driver options")
 cinder_group = cfg.OptGroup("cinder", title="Cinder client options")
 
-default_opts = [
-    cfg.StrOpt("instance_name_template", default="instance-%08x",
-               help="""
-Name of an instance's libvirt domain, formatted with the instance's
-database id (nova's option of the same name).
-
-Possible values:
-
-* the default ``instance-%08x`` (what operators and upstream docs expect)
-* anything with one integer conversion; two nova databases sharing one
-  libvirt (parallel test stacks) must use different templates.
-"""),
-]
-
 compute_opts = [
     cfg.IntOpt("report_interval", default=10, min=1,
                help="""
@@ -219,8 +205,7 @@ def _register_group(conf, group, opts):
 
 def list_opts():
     """For oslo-config-generator (entry point ``minicompute``)."""
-    return [("DEFAULT", default_opts),
-            (compute_group, compute_opts),
+    return [(compute_group, compute_opts),
             (libvirt_group, libvirt_opts),
             (cinder_group, cinder_opts),
             (fault_injection_group, fault_injection_opts)] + rpc.list_opts()

@@ -109,6 +109,10 @@ class DeviceNotFound(NotFound):
     msg_fmt = "Device '%(device)s' not found."
 
 
+class DomainNotFound(NotFound):
+    msg_fmt = "Domain %(name)s not found (it went away)."
+
+
 class DiskNotFound(NotFound):
     msg_fmt = "No disk at %(location)s"
 

@@ -255,22 +255,33 @@ class ComputeManager:
         instance = self._instance(ctxt, instance)
         with self._event(ctxt, "terminate_instance", instance), \
                 utils.instance_lock(instance["uuid"]):
-            to_delete = []
-            for row in db_api.bdm_get_all_by_instance(ctxt,
-                                                      instance["uuid"]):
-                if row.source_type != "volume" or not row.volume_id:
-                    continue
-                self._terminate_volume(ctxt, instance, row)
-                if row.delete_on_termination:
-                    to_delete.append(row.volume_id)
-            self.driver.destroy(ctxt, instance)
-            for volume_id in to_delete:
-                self._delete_volume(ctxt, volume_id)
-            db_api.instance_update(ctxt.elevated(), instance["uuid"], {
-                "vm_state": vm_states.DELETED, "task_state": None,
-                "power_state": power_state.NOSTATE})
-            db_api.instance_destroy(ctxt.elevated(), instance["uuid"])
-            LOG.info("Instance %s deleted", instance["uuid"])
+            try:
+                self._terminate(ctxt, instance)
+            except Exception as exc:
+                # As upstream: a delete that failed leaves the server in
+                # ERROR (not stuck in task_state "deleting"), so waiters
+                # fail fast and a second delete is accepted.
+                with excutils.save_and_reraise_exception():
+                    self._set_error(ctxt, instance,
+                                    "Delete failed: %s" % exc)
+
+    def _terminate(self, ctxt, instance):
+        to_delete = []
+        for row in db_api.bdm_get_all_by_instance(ctxt,
+                                                  instance["uuid"]):
+            if row.source_type != "volume" or not row.volume_id:
+                continue
+            self._terminate_volume(ctxt, instance, row)
+            if row.delete_on_termination:
+                to_delete.append(row.volume_id)
+        self.driver.destroy(ctxt, instance)
+        for volume_id in to_delete:
+            self._delete_volume(ctxt, volume_id)
+        db_api.instance_update(ctxt.elevated(), instance["uuid"], {
+            "vm_state": vm_states.DELETED, "task_state": None,
+            "power_state": power_state.NOSTATE})
+        db_api.instance_destroy(ctxt.elevated(), instance["uuid"])
+        LOG.info("Instance %s deleted", instance["uuid"])
 
     def _terminate_volume(self, ctxt, instance, row):
         try:

@@ -34,6 +34,18 @@ Possible values:
 Directory holding ministack's state: SQLite databases, guest images,
 instance disks and the LVM backing file.
 """),
+    cfg.StrOpt("instance_name_template", default="instance-%08x",
+               help="""
+Name of an instance's libvirt domain, formatted with the instance's
+database id (nova's option of the same name; miniapi
+shows it as ``OS-EXT-SRV-ATTR:instance_name``).
+
+Possible values:
+
+* the default ``instance-%08x`` (what operators and upstream docs expect)
+* anything with one integer conversion; two nova databases sharing one
+  libvirt (parallel test stacks) must use different templates.
+"""),
     cfg.StrOpt("my_ip", default="127.0.0.1",
                help="""
 IP address of this host, used for the iSCSI portal (minicinder) and in the

@@ -8,6 +8,8 @@ allows. Admin-only keys follow nova's default policies: the
 
 import json
 
+import flask
+
 from miniapi.api import common
 from miniapi.api.views import field
 
@@ -153,7 +155,9 @@ def detail(instance, version, is_admin, bdms=(), host_status=None,
     if is_admin:
         body.update({
             "OS-EXT-SRV-ATTR:host": instance.host,
-            "OS-EXT-SRV-ATTR:instance_name": instance.name,
+            "OS-EXT-SRV-ATTR:instance_name":
+                flask.current_app.config["INSTANCE_NAME_TEMPLATE"]
+                % instance.id,
             "OS-EXT-SRV-ATTR:hypervisor_hostname": instance.node,
         })
         if version >= "2.3":

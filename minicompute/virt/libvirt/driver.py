@@ -131,6 +131,14 @@ class LibvirtDriver(driver.ComputeDriver):
             guest = self.host.get_guest(instance["name"])
         except exception.InstanceNotFound:
             guest = None
+        if guest is not None and guest.uuid != instance["uuid"]:
+            # The name is taken by another server's domain (a second nova
+            # database on this libvirt with the same name template): never
+            # destroy what is not ours.
+            LOG.warning("Domain %s belongs to %s, not to instance %s; "
+                        "leaving it alone", instance["name"], guest.uuid,
+                        instance["uuid"])
+            guest = None
         if guest is not None:
             guest.poweroff()
             guest.undefine()
@@ -179,15 +187,28 @@ class LibvirtDriver(driver.ComputeDriver):
         key = vol_driver.source_key(connection_info)
         if key is None:
             return False
-        for guest in self.host.list_guests():
+        for guest, disks in self._all_disks():
             if guest.uuid == except_guest.uuid:
                 continue
-            for disk in guest.get_disks(inactive=True).values():
+            for disk in disks:
                 source = disk.find("source")
                 if source is not None and key in (source.get("name"),
                                                   source.get("dev")):
                     return True
         return False
+
+    def _all_disks(self):
+        """``(guest, [<disk>...])`` for every domain on this host.
+
+        A domain that disappears during the scan (another guest being
+        deleted) is skipped: it no longer uses anything.
+        """
+        for guest in self.host.list_guests():
+            try:
+                disks = guest.get_disks(inactive=True).values()
+            except exception.DomainNotFound:
+                continue
+            yield guest, list(disks)
 
     def attach_volume(self, ctxt, connection_info, instance, mountpoint,
                       disk_bus=None, device_type=None):
@@ -322,8 +343,8 @@ class LibvirtDriver(driver.ComputeDriver):
         if secret is None or not secret.get("usage"):
             return
         key = source.get("name")
-        for other in self.host.list_guests():
-            for d in other.get_disks(inactive=True).values():
+        for _other, other_disks in self._all_disks():
+            for d in other_disks:
                 src = d.find("source")
                 if src is not None and src.get("name") == key:
                     return

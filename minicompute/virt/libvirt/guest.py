@@ -57,6 +57,8 @@ class Guest:
         try:
             return func(*args)
         except libvirt.libvirtError as exc:
+            if exc.get_error_code() == libvirt.VIR_ERR_NO_DOMAIN:
+                raise exception.DomainNotFound(name=self.name) from exc
             raise exception.InternalError(
                 err="%s of %s failed: %s" % (what, self.name,
                                              exc.get_error_message()))

@@ -1,0 +1,485 @@
+#!/usr/bin/env python3
+"""Measure attach/detach through the deployed stack against the raw floor.
+
+Prints a table and writes a PNG chart (a measurement, never a timed test):
+
+* **latency**, ``-n`` rounds: a fresh 1 GiB volume is attached to a bench
+  server and detached again. Attach is timed from the POST returning (the
+  API accepted it) to Cinder reporting ``in-use`` and to the disk's serial
+  showing in the guest's ``/sys/block/vd*/serial``; detach from the DELETE
+  returning to ``available`` and to the serial gone. The **raw floor** does
+  the same kind of disk by hand in the same run: an LV, a tgt target with
+  CHAP and an initiator ACL, a libvirt CHAP secret and ``attachDevice`` of
+  the QEMU iSCSI network disk into a guest booted from the same image with
+  the same flavor, then back (detach, target and secret removed). Fresh
+  volume per round on both sides, so both include building the export.
+* **concurrency**: ``-g`` servers x ``-v`` volumes attached at once, then
+  detached at once: wall time, errors, duplicate device names.
+* **soak**: ``-k`` attach/detach cycles of one volume, then what leaked:
+  loop devices, LVs, targets, BDMs, attachments, domain disks, libvirt
+  secrets, file descriptors and RSS of the three daemons.
+
+Everything it creates (servers, volumes, the floor's domain, LVs, targets
+and secrets) is removed on exit, also on failure or Ctrl-C; then
+``ministack-audit`` runs and its exit code is printed.
+
+Usage (root, after devstack/stack.sh)::
+
+    /opt/stack/venv/bin/python tools/bench_attach.py --quick
+    /opt/stack/venv/bin/python tools/bench_attach.py -n 20 -g 4 -v 8 -k 200
+"""
+
+import argparse
+import concurrent.futures
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+
+import libvirt
+
+from minicompute.virt.libvirt import guest_agent
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_attach_probes as probes  # noqa: E402
+import journey  # noqa: E402
+
+RUN = uuid.uuid4().hex[:8]
+VG = "stack-volumes-lvmdriver-1"
+URI = "qemu:///system"
+POLL = 0.02
+TIMEOUT = 180
+
+
+def say(text=""):
+    print(text, flush=True)
+
+
+def pct(values, q):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+class Bench:
+    """Everything the run creates, so :meth:`cleanup` can undo it."""
+
+    def __init__(self, args):
+        self.args = args
+        self.cloud = probes.ReauthCloud(args.cloud)
+        self.conn = libvirt.open(URI)
+        self.nova_db = journey.nova_db_url()
+        self.template = journey.instance_name_template()
+        self.servers = {}       # id -> domain name
+        self.volumes = set()
+        self.all_servers, self.all_volumes = set(), set()
+        self.floor = probes.Floor(self.conn, VG, RUN)
+        self.results = {}
+
+    # --- API helpers ---------------------------------------------------
+
+    def boot(self, count):
+        ids = []
+        for i in range(count):
+            body = {"server": {"name": "bench-attach-%s-%d" % (RUN, i),
+                               "imageRef": self.args.image,
+                               "flavorRef": self.args.flavor,
+                               "networks": "none"}}
+            sid = journey.check(self.cloud.compute("POST", "/servers", body),
+                                202)["server"]["id"]
+            self.servers[sid] = None
+            self.all_servers.add(sid)
+            ids.append(sid)
+        for sid in ids:
+            journey.wait("server %s ACTIVE" % sid, lambda s=sid: self._active(
+                s), timeout=300)
+            self.servers[sid] = probes.domain_name(self.nova_db, sid,
+                                                   self.template)
+            guest_agent.wait_for_agent(self.domain(sid), timeout=120)
+        return ids
+
+    def _active(self, sid):
+        server = journey.check(self.cloud.compute("GET", "/servers/%s" % sid),
+                               200)["server"]
+        if server["status"] == "ERROR":
+            raise SystemExit("server %s failed: %s" % (sid,
+                                                       server.get("fault")))
+        return server["status"] == "ACTIVE"
+
+    def domain(self, sid):
+        return self.conn.lookupByName(self.servers[sid])
+
+    def create_volume(self, name):
+        vid = journey.check(self.cloud.volume("POST", "/volumes", {"volume": {
+            "size": 1, "name": "bench-attach-%s-%s" % (RUN, name)}}),
+            202)["volume"]["id"]
+        self.volumes.add(vid)
+        self.all_volumes.add(vid)
+        return vid
+
+    def volume_status(self, vid):
+        resp = self.cloud.volume("GET", "/volumes/%s" % vid)
+        return resp.json()["volume"]["status"] if resp.ok else "gone"
+
+    def wait_status(self, vid, want, timeout=TIMEOUT):
+        journey.wait("volume %s %s" % (vid, want),
+                     lambda: self.volume_status(vid) == want, timeout)
+
+    def delete_volume(self, vid, wait=True):
+        self.cloud.volume("DELETE", "/volumes/%s" % vid)
+        if wait:
+            journey.wait("volume %s deleted" % vid,
+                         lambda: self.volume_status(vid) == "gone")
+            self.volumes.discard(vid)
+
+    def attach(self, sid, vid):
+        resp = self.cloud.compute(
+            "POST", "/servers/%s/os-volume_attachments" % sid,
+            {"volumeAttachment": {"volumeId": vid}})
+        return resp, (resp.json()["volumeAttachment"]["device"]
+                      if resp.status_code == 200 else None)
+
+    def detach(self, sid, vid):
+        return self.cloud.compute(
+            "DELETE", "/servers/%s/os-volume_attachments/%s" % (sid, vid))
+
+    def watch(self, vid, status, waiter, t0):
+        """Seconds from ``t0`` to Cinder's ``status`` and to the guest
+        waiter finishing (either None if it never came)."""
+        to_status = to_guest = None
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline and None in (to_status, to_guest):
+            if to_status is None and self.volume_status(vid) == status:
+                to_status = time.perf_counter() - t0
+            if to_guest is None and waiter.done():
+                to_guest = waiter.finished_at - t0
+            if to_status is None or to_guest is None:
+                time.sleep(POLL)
+        return to_status, to_guest
+
+    # --- phases --------------------------------------------------------
+
+    def latency(self, sid):
+        rows = {k: [] for k in ("post_attach", "api_in_use", "api_visible",
+                                "post_detach", "api_available", "api_gone",
+                                "floor_attached", "floor_visible",
+                                "floor_gone", "floor_undone")}
+        dom = self.domain(sid)
+        fdom = self.floor.boot(self.args.image_record, self.args.memory_mb,
+                               self.args.virt_type)
+        for i in range(self.args.n):
+            vid = self.create_volume("lat%d" % i)
+            self.wait_status(vid, "available")
+            serial = vid[:20]
+            waiter = probes.GuestWaiter(dom, serial, present=True)
+            start = time.perf_counter()
+            resp, _ = self.attach(sid, vid)
+            t0 = time.perf_counter()
+            journey.check(resp, 200)
+            rows["post_attach"].append(t0 - start)
+            in_use, visible = self.watch(vid, "in-use", waiter, t0)
+            rows["api_in_use"].append(in_use)
+            rows["api_visible"].append(visible)
+            waiter = probes.GuestWaiter(dom, serial, present=False)
+            start = time.perf_counter()
+            resp = self.detach(sid, vid)
+            t0 = time.perf_counter()
+            journey.check(resp, 202)
+            rows["post_detach"].append(t0 - start)
+            available, gone = self.watch(vid, "available", waiter, t0)
+            rows["api_available"].append(available)
+            rows["api_gone"].append(gone)
+            self.delete_volume(vid)
+            for key, value in zip(("floor_attached", "floor_visible",
+                                   "floor_gone", "floor_undone"),
+                                  self.floor.round(fdom, i), strict=True):
+                rows[key].append(value)
+            say("   round %2d: api attach %s / detach %s; floor %s / %s" % (
+                i + 1, ms(visible), ms(gone), ms(rows["floor_visible"][-1]),
+                ms(rows["floor_gone"][-1])))
+        self.floor.shutdown()
+        self.results["latency"] = rows
+
+    def concurrency(self, sids):
+        free = probes.vg_free_gib(VG)
+        g, v = len(sids), self.args.v
+        note = None
+        usable = int(free + 0.01)   # whole 1 GiB volumes that fit
+        if g * v > usable:
+            v = max(1, usable // g)
+            g = min(g, max(1, usable))
+            note = ("VG %s has %.1f GiB free: scaled %dx%d down to %dx%d "
+                    "(1 GiB volumes)" % (VG, free, len(sids), self.args.v,
+                                         g, v))
+            say("   note: " + note)
+        sids = sids[:g]
+        pairs = [(sid, self.create_volume("c%d-%d" % (si, vi)))
+                 for si, sid in enumerate(sids) for vi in range(v)]
+        for _, vid in pairs:
+            self.wait_status(vid, "available")
+        result = {"g": g, "v": v, "note": note}
+        with concurrent.futures.ThreadPoolExecutor(len(pairs)) as pool:
+            start = time.perf_counter()
+            answers = list(pool.map(lambda p: self.attach(*p), pairs))
+            errors = [r.status_code for r, _ in answers
+                      if r.status_code != 200]
+            att_errors, seen = self._settle(pairs, "in-use", True)
+            result["attach_wall"] = time.perf_counter() - start
+            devices = {}
+            for (sid, _), (_, dev) in zip(pairs, answers, strict=True):
+                devices.setdefault(sid, []).append(dev)
+            dup_api = sum(len(d) - len(set(d)) for d in devices.values())
+            dup_guest = sum(len(names) - len(set(names))
+                            for names in seen.values())
+            result.update(attach_errors=len(errors) + att_errors,
+                          dup_api=dup_api, dup_guest=dup_guest)
+            start = time.perf_counter()
+            answers = list(pool.map(lambda p: self.detach(*p), pairs))
+            errors = [r.status_code for r in answers if r.status_code != 202]
+            det_errors, _ = self._settle(pairs, "available", False)
+            result["detach_wall"] = time.perf_counter() - start
+            result["detach_errors"] = len(errors) + det_errors
+        for _, vid in pairs:
+            self.delete_volume(vid, wait=False)
+        for _, vid in pairs:
+            self.delete_volume(vid)
+        self.results["concurrency"] = result
+
+    def _settle(self, pairs, status, present):
+        """Wait until every volume has ``status`` and every guest shows
+        (or no longer shows) its serials; returns (errors, {server: guest
+        device names of our serials})."""
+        deadline = time.monotonic() + TIMEOUT
+        pending = {vid for _, vid in pairs}
+        errors, seen = 0, {}
+        while pending and time.monotonic() < deadline:
+            for vid in list(pending):
+                got = self.volume_status(vid)
+                if got == status:
+                    pending.discard(vid)
+                elif got in ("error", "error_attaching", "error_detaching"):
+                    errors += 1
+                    pending.discard(vid)
+            time.sleep(0.1)
+        errors += len(pending)
+        deadline = time.monotonic() + TIMEOUT
+        for sid in {sid for sid, _ in pairs}:
+            want = {vid[:20] for s, vid in pairs if s == sid}
+            while True:
+                disks = probes.guest_serials(self.domain(sid))
+                ours = {dev: ser for dev, ser in disks if ser in want}
+                if (set(ours.values()) == want) == present:
+                    seen[sid] = [d for d, s in disks if s in want]
+                    break
+                if time.monotonic() > deadline:
+                    errors += 1
+                    break
+                time.sleep(0.2)
+        return errors, seen
+
+    def soak(self, sid):
+        vid = self.create_volume("soak")
+        self.wait_status(vid, "available")
+        before = probes.leak_snapshot(self, VG)
+        cycles, errors = [], 0
+        for i in range(self.args.k):
+            try:
+                start = time.perf_counter()
+                journey.check(self.attach(sid, vid)[0], 200)
+                self.wait_status(vid, "in-use")
+                mid = time.perf_counter()
+                journey.check(self.detach(sid, vid), 202)
+                self.wait_status(vid, "available")
+                cycles.append((mid - start, time.perf_counter() - mid))
+            except SystemExit as exc:
+                errors += 1
+                say("   cycle %d failed: %s" % (i + 1, exc))
+                probes.settle_volume(self, sid, vid)
+            if (i + 1) % 25 == 0:
+                say("   %d/%d cycles" % (i + 1, self.args.k))
+        after = probes.leak_snapshot(self, VG)
+        self.delete_volume(vid)
+        self.results["soak"] = {"cycles": cycles, "errors": errors,
+                                "before": before, "after": after}
+
+    # --- clean-up ------------------------------------------------------
+
+    def cleanup(self):
+        for vid in list(self.volumes):
+            try:
+                probes.settle_volume(self, None, vid)
+                self.delete_volume(vid, wait=False)
+            except Exception as exc:   # keep cleaning the rest
+                say("   cleanup: volume %s: %s" % (vid, exc))
+        for vid in list(self.volumes):
+            try:
+                self.delete_volume(vid)
+            except BaseException as exc:
+                say("   cleanup: volume %s not deleted: %s" % (vid, exc))
+        for sid in list(self.servers):
+            self.cloud.compute("DELETE", "/servers/%s" % sid)
+        for sid in list(self.servers):
+            try:
+                journey.wait("server %s deleted" % sid, lambda s=sid:
+                             self.cloud.compute("GET", "/servers/%s" % s)
+                             .status_code == 404)
+                del self.servers[sid]
+            except BaseException as exc:
+                say("   cleanup: server %s not deleted: %s" % (sid, exc))
+        self.floor.cleanup()
+
+
+def ms(value):
+    return "   -  " if value is None else "%6.0f" % (value * 1000)
+
+
+def report(bench, audit_rc, png):
+    res = bench.results
+    say("\n== attach/detach through the stack vs the raw floor (ms)")
+    say("%-46s %5s %8s %8s %8s" % ("measure", "n", "median", "p90", "max"))
+    rows = res.get("latency", {})
+    labels = [
+        ("post_attach", "POST os-volume_attachments (request)"),
+        ("api_in_use", "attach: accepted -> cinder in-use"),
+        ("api_visible", "attach: accepted -> visible in guest"),
+        ("floor_attached", "floor: export -> attachDevice returned"),
+        ("floor_visible", "floor: export -> visible in guest"),
+        ("post_detach", "DELETE os-volume_attachments (request)"),
+        ("api_available", "detach: accepted -> cinder available"),
+        ("api_gone", "detach: accepted -> gone from guest"),
+        ("floor_gone", "floor: detachDevice -> gone from guest"),
+        ("floor_undone", "floor: detachDevice -> target+secret gone")]
+    for key, label in labels:
+        values = [x for x in rows.get(key, []) if x is not None]
+        if values:
+            say("%-46s %5d %8.0f %8.0f %8.0f" % (
+                label, len(values), statistics.median(values) * 1000,
+                pct(values, 0.9) * 1000, max(values) * 1000))
+    for what, api, floor in (("attach", "api_visible", "floor_visible"),
+                             ("detach", "api_gone", "floor_gone")):
+        a = [x for x in rows.get(api, []) if x is not None]
+        f = [x for x in rows.get(floor, []) if x is not None]
+        if a and f:
+            say("%s ratio (guest-visible medians, stack / floor): %.2fx%s" %
+                (what, statistics.median(a) / statistics.median(f),
+                 "  (target <= 2x)" if what == "attach" else ""))
+    conc = res.get("concurrency")
+    if conc:
+        say("\n== concurrency: %d servers x %d volumes at once" % (
+            conc["g"], conc["v"]))
+        if conc["note"]:
+            say("note: " + conc["note"])
+        say("attach all: %.1f s wall, %d errors, duplicate device names: "
+            "%d in API answers, %d in guests" % (
+                conc["attach_wall"], conc["attach_errors"], conc["dup_api"],
+                conc["dup_guest"]))
+        say("detach all: %.1f s wall, %d errors" % (conc["detach_wall"],
+                                                     conc["detach_errors"]))
+    soak = res.get("soak")
+    if soak:
+        cycles = soak["cycles"]
+        say("\n== soak: %d attach/detach cycles, %d errors" % (
+            len(cycles) + soak["errors"], soak["errors"]))
+        if cycles:
+            for i, what in enumerate(("attach -> in-use", "detach -> "
+                                      "available")):
+                values = [c[i] for c in cycles]
+                say("%-24s median %6.0f ms  p90 %6.0f ms  max %6.0f ms" % (
+                    what, statistics.median(values) * 1000,
+                    pct(values, 0.9) * 1000, max(values) * 1000))
+        say("%-34s %10s %10s %8s" % ("ledger", "before", "after", "delta"))
+        for key in soak["before"]:
+            b, a = soak["before"][key], soak["after"][key]
+            say("%-34s %10s %10s %8s" % (key, b, a, a - b))
+        say("(counts are host-wide; the soak volume's tgt export is built "
+            "on its first attach and kept until the volume is deleted, by "
+            "design, so one more target after the soak is that export)")
+    say("\nleft of this run's own objects after clean-up: %s" % (
+        res.get("ours") or "nothing"))
+    say("ministack-audit exit code: %s (it audits the whole host, so "
+        "other tests' objects count too)" % audit_rc)
+    if png:
+        say("chart: %s" % png)
+
+
+def _interrupt(signum, frame):
+    # SIGTERM cleans up the same way as Ctrl-C.
+    raise KeyboardInterrupt()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", type=int, default=20, help="latency rounds")
+    parser.add_argument("-g", type=int, default=4, help="servers at once")
+    parser.add_argument("-v", type=int, default=8,
+                        help="volumes per server at once")
+    parser.add_argument("-k", type=int, default=200, help="soak cycles")
+    parser.add_argument("--quick", action="store_true",
+                        help="short run: N=3, 2x2, K=5")
+    parser.add_argument("--cloud", default="ministack")
+    parser.add_argument("--image", default="ministack-guest")
+    parser.add_argument("--flavor", default="42")
+    parser.add_argument("--png", default="/tmp/bench_attach.png")
+    parser.add_argument("--skip", action="append", default=[],
+                        choices=("latency", "concurrency", "soak"))
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.n, args.g, args.v, args.k = 3, 2, 2, 5
+    probes.describe_guest(args, URI)
+    # The agent is polled while guests boot: libvirt's default handler
+    # would print every expected "not connected" to stderr.
+    libvirt.registerErrorHandler(lambda *_: None, None)
+    signal.signal(signal.SIGTERM, _interrupt)
+    bench = Bench(args)
+    say("bench run %s: N=%d, %dx%d, K=%d, cloud %s; load %.2f on %d CPUs" % (
+        RUN, args.n, args.g, args.v, args.k, args.cloud, os.getloadavg()[0],
+        os.cpu_count()))
+    audit_rc = png = None
+    baseline = probes.leak_snapshot(bench, VG)
+    try:
+        say("== booting %d servers" % max(1, args.g))
+        sids = bench.boot(max(1, args.g))
+        if "latency" not in args.skip:
+            say("== latency, %d rounds (stack, then floor, each round)"
+                % args.n)
+            bench.latency(sids[0])
+        if "concurrency" not in args.skip:
+            say("== concurrency")
+            bench.concurrency(sids)
+        if "soak" not in args.skip:
+            say("== soak, %d cycles" % args.k)
+            bench.soak(sids[0])
+    except KeyboardInterrupt:
+        say("\ninterrupted: cleaning up")
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        say("== cleaning up")
+        bench.cleanup()
+        time.sleep(1)
+        final = probes.leak_snapshot(bench, VG)
+        bench.results["residue"] = {k: final[k] - baseline[k]
+                                    for k in baseline}
+        bench.results["ours"] = probes.our_residue(bench, VG, RUN)
+        say("left of this run's own objects: %s" % (
+            bench.results["ours"] or "nothing"))
+        say("global counts vs start (other tests on this box move them "
+            "too): %s" % bench.results["residue"])
+        audit = subprocess.run(
+            [os.path.join(os.path.dirname(sys.executable), "ministack-audit")],
+            capture_output=True, text=True, check=False)
+        audit_rc = audit.returncode
+        if audit_rc:
+            say(audit.stdout[-2000:])
+        try:
+            png = probes.chart(bench.results, args.png)
+        except Exception as exc:   # the table still matters
+            say("chart failed: %s" % exc)
+        report(bench, audit_rc, png)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
