@@ -231,6 +231,40 @@ class ComputeManager:
                 "vm_state": vm_states.STOPPED, "task_state": None,
                 "power_state": self.driver.get_power_state(instance)})
 
+    def resume_guests_state(self, ctxt, host):
+        """Boot again the guests that should run but do not (start-up).
+
+        After a host restart (or libvirtd and every QEMU process ended),
+        defined domains of ACTIVE instances are shut off: start them, as
+        nova's ``resume_guests_state_on_host_boot`` does. An ACTIVE
+        instance whose domain is gone goes to ERROR with that fault, so
+        the API tells the truth.
+        """
+        for row in db_api.instance_get_all(ctxt, {"host": host,
+                                                  "all_tenants": True}):
+            if row.vm_state != vm_states.ACTIVE or row.task_state:
+                continue
+            instance = self._instance(ctxt, {"uuid": row.uuid})
+            if self.driver.get_power_state(instance) == power_state.RUNNING:
+                continue
+            with utils.instance_lock(instance["uuid"]):
+                try:
+                    LOG.info("Instance %s should be running: starting it",
+                             instance["uuid"])
+                    self.driver.power_on(ctxt, instance)
+                    db_api.instance_update(ctxt, instance["uuid"], {
+                        "power_state":
+                            self.driver.get_power_state(instance)})
+                except exception.InstanceNotFound:
+                    self._set_error(ctxt, instance,
+                                    "The guest's domain %s is gone"
+                                    % instance["name"])
+                except Exception as exc:
+                    LOG.exception("Could not start instance %s",
+                                  instance["uuid"])
+                    self._set_error(ctxt, instance,
+                                    "Could not start the guest: %s" % exc)
+
     @messaging.expected_exceptions(exception.InstanceNotFound)
     def start_instance(self, ctxt, instance):
         """Power the instance on (cast)."""

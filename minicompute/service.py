@@ -90,12 +90,24 @@ class ComputeService:
         self._heartbeat_thread = threading.Thread(
             target=self._heartbeat_loop, name="heartbeat", daemon=True)
         self._heartbeat_thread.start()
+        # Guests that should run but were shut off by a host restart boot
+        # in the background (each waits for its agent).
+        threading.Thread(
+            target=self._resume_guests, name="resume-guests",
+            daemon=True).start()
         if self.conf.compute.reconcile_interval:
             self._reconcile_thread = threading.Thread(
                 target=self._reconcile_loop, name="reconciler", daemon=True)
             self._reconcile_thread.start()
         LOG.info("minicompute serving topic %s as host %s",
                  rpcapi.RPC_TOPIC, self.conf.host)
+
+    def _resume_guests(self):
+        try:
+            self.manager.resume_guests_state(context.get_admin_context(),
+                                             self.conf.host)
+        except Exception:
+            LOG.exception("Resuming guests failed")
 
     def stop(self):
         self._stop.set()

@@ -211,10 +211,24 @@ class Timeline:
 
 
 def ensure_server(cloud, image, flavor):
-    servers = check(cloud.compute("GET", "/servers?name=^%s$" % DEMO_SERVER),
-                    200)["servers"]
+    servers = check(cloud.compute(
+        "GET", "/servers/detail?name=^%s$" % DEMO_SERVER), 200)["servers"]
+    for server in servers:
+        if server["status"] == "ERROR":
+            # e.g. its domain was lost: replace it rather than walk on it.
+            say("server %s is in ERROR (%s): replacing it" % (
+                server["id"], (server.get("fault") or {}).get("message")))
+            check(cloud.compute("DELETE", "/servers/%s" % server["id"]),
+                  204, 404)
+            wait("server %s deleted" % server["id"], lambda: cloud.compute(
+                "GET", "/servers/%s" % server["id"]).status_code == 404)
+    servers = [s for s in servers if s["status"] != "ERROR"]
     if servers:
         server_id = servers[0]["id"]
+        if servers[0]["status"] == "SHUTOFF":
+            say("starting server %s" % server_id)
+            check(cloud.compute("POST", "/servers/%s/action" % server_id,
+                                {"os-start": None}), 202)
     else:
         say("booting server %r (image %s, flavor %s)" % (DEMO_SERVER, image,
                                                          flavor))

@@ -13,6 +13,7 @@ from oslo_config import cfg
 import oslo_messaging as messaging
 
 from minicompute import conf as compute_conf
+from minicompute import power_state
 from minicompute import exception
 from minicompute import rpcapi
 from minicompute import service
@@ -230,3 +231,24 @@ def test_terminate_detaches_and_deletes(ctxt, stack, server):
             return True
     _wait(gone)
     assert not driver.instance_exists(server)
+
+
+def test_resume_guests_starts_a_shut_off_active_guest(stack, server,
+                                                     admin_ctxt):
+    """After a host restart an ACTIVE guest that is shut off boots again."""
+    svc, _, driver, _ = stack
+    driver.instances[server["uuid"]]["power"] = power_state.SHUTDOWN
+    svc.manager.resume_guests_state(admin_ctxt, "h1")
+    assert driver.instances[server["uuid"]]["power"] == power_state.RUNNING
+    row = db_api.instance_get(admin_ctxt, server["uuid"])
+    assert row.vm_state == "active" and row.power_state == \
+        power_state.RUNNING
+
+
+def test_resume_guests_marks_a_lost_domain_error(stack, server, admin_ctxt):
+    """An ACTIVE instance whose domain is gone says so, in ERROR."""
+    svc, _, driver, _ = stack
+    del driver.instances[server["uuid"]]
+    svc.manager.resume_guests_state(admin_ctxt, "h1")
+    row = db_api.instance_get(admin_ctxt, server["uuid"])
+    assert row.vm_state == "error" and "is gone" in row.fault
