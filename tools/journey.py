@@ -220,8 +220,10 @@ def ensure_server(cloud, image, flavor):
                 server["id"], (server.get("fault") or {}).get("message")))
             check(cloud.compute("DELETE", "/servers/%s" % server["id"]),
                   204, 404)
-            wait("server %s deleted" % server["id"], lambda: cloud.compute(
-                "GET", "/servers/%s" % server["id"]).status_code == 404)
+            path = "/servers/%s" % server["id"]
+            wait("server %s deleted" % server["id"],
+                 lambda path=path: cloud.compute(
+                     "GET", path).status_code == 404)
     servers = [s for s in servers if s["status"] != "ERROR"]
     if servers:
         server_id = servers[0]["id"]
