@@ -1,31 +1,85 @@
-"""Fixtures of the tempest-style suite: config, clients, cleanups.
+"""Fixtures of the tempest-style suite: config, clients, cleanups, guests.
 
 Every resource a test creates is registered for deletion right after it is
 created (``cleanup``), and cleanups run last-in first-out even when the test
-fails, as tempest's addCleanup does.
+fails, as tempest's addCleanup does. ``servers`` boots two guests once per
+session (tempest boots them per class; on a 2-core TCG box guests are the
+expensive part) and every test leaves them as it found them: ACTIVE, with
+no volume attached.
+
+``pytest_collection_modifyitems`` refuses a suite in which a test has no
+``@idempotent_id`` or shares one with another test.
 """
+
+import collections
+import os
 
 import pytest
 
 from tests.tempest_style import auth
+from tests.tempest_style import base
 from tests.tempest_style import clients
 from tests.tempest_style import config as suite_config
-
-
-def idempotent_id(uuid):
-    """Give a test a stable id, as tempest's decorators.idempotent_id does.
-
-    The id survives renames, so results can be tracked across runs.
-    """
-    def decorator(func):
-        func.idempotent_id = uuid
-        return pytest.mark.idempotent_id(uuid)(func)
-    return decorator
+from tests.tempest_style import guest as guest_mod
+from tests.tempest_style import waiters
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers",
                             "idempotent_id(uuid): a test's stable id")
+
+
+def check_idempotent_ids(items):
+    """Problems with the ids of the collected tests (empty: none).
+
+    Parametrized variants of one function share its id, as in tempest.
+    """
+    problems = []
+    owners = collections.defaultdict(set)
+    for item in items:
+        func = getattr(item, "function", None)
+        id_ = getattr(func, "idempotent_id", None)
+        if id_ is None:
+            problems.append("%s has no @idempotent_id" % item.nodeid)
+            continue
+        owners[id_].add("%s::%s" % (item.module.__name__,
+                                    func.__qualname__))
+    for id_, tests in sorted(owners.items()):
+        if len(tests) > 1:
+            problems.append("idempotent_id %s is used by %s" % (
+                id_, ", ".join(sorted(tests))))
+    return problems
+
+
+def pytest_collection_modifyitems(session, config, items):
+    here = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    mine = [i for i in items if str(i.path).startswith(here)]
+    problems = check_idempotent_ids(mine)
+    if problems:
+        raise pytest.UsageError("tempest-style suite ids:\n  "
+                                + "\n  ".join(problems))
+
+
+class Cleanups:
+    """A LIFO stack of cleanup callables; failures are collected, not lost."""
+
+    def __init__(self):
+        self._stack = []
+
+    def add(self, func, *args, **kwargs):
+        self._stack.append((func, args, kwargs))
+
+    def run(self):
+        errors = []
+        while self._stack:
+            func, args, kwargs = self._stack.pop()
+            try:
+                func(*args, **kwargs)
+            except Exception as exc:  # keep cleaning; report at the end
+                errors.append("%s%s: %s" % (
+                    getattr(func, "__name__", func), args, exc))
+        if errors:
+            raise AssertionError("cleanup failed:\n" + "\n".join(errors))
 
 
 @pytest.fixture(scope="session")
@@ -45,54 +99,26 @@ def admin_session(conf):
 
 
 @pytest.fixture(scope="session")
-def compute(conf, user_session):
-    """The compute client for the test project."""
-    return clients.ComputeClient(user_session.compute_endpoint,
-                                 user_session.token,
-                                 conf.compute_microversion)
+def cloud(conf, user_session, admin_session):
+    """The clients (user and admin) and tempest's helpers over them.
 
-
-@pytest.fixture(scope="session")
-def volumes(conf, user_session):
-    """The volume client for the test project."""
-    return clients.VolumeClient(user_session.volume_endpoint,
-                                user_session.token,
-                                conf.volume_microversion)
-
-
-@pytest.fixture(scope="session")
-def admin_compute(conf, admin_session):
-    return clients.ComputeClient(admin_session.compute_endpoint,
-                                 admin_session.token,
-                                 conf.compute_microversion)
-
-
-@pytest.fixture(scope="session")
-def admin_volumes(conf, admin_session):
-    return clients.VolumeClient(admin_session.volume_endpoint,
-                                admin_session.token,
-                                conf.volume_microversion)
-
-
-class Cleanups:
-    """A LIFO stack of cleanup callables; failures are collected, not lost."""
-
-    def __init__(self):
-        self._stack = []
-
-    def add(self, func, *args, **kwargs):
-        self._stack.append((func, args, kwargs))
-
-    def run(self):
-        errors = []
-        while self._stack:
-            func, args, kwargs = self._stack.pop()
-            try:
-                func(*args, **kwargs)
-            except Exception as exc:  # keep cleaning; report at the end
-                errors.append("%s%s: %s" % (func.__name__, args, exc))
-        if errors:
-            raise AssertionError("cleanup failed:\n" + "\n".join(errors))
+    At the end of the session it checks that the run left no server or
+    volume of its own behind (names carry the run's id), so a cleanup
+    that silently failed cannot go unnoticed.
+    """
+    found = base.Cloud(
+        conf,
+        clients.ComputeClient(user_session.compute_endpoint,
+                              user_session.token),
+        clients.VolumeClient(user_session.volume_endpoint,
+                             user_session.token),
+        clients.ComputeClient(admin_session.compute_endpoint,
+                              admin_session.token),
+        clients.VolumeClient(admin_session.volume_endpoint,
+                             admin_session.token))
+    yield found
+    leaks = base.leftovers(found)
+    assert not leaks, "the run left resources behind: %s" % leaks
 
 
 @pytest.fixture
@@ -100,3 +126,47 @@ def cleanup():
     stack = Cleanups()
     yield stack
     stack.run()
+
+
+@pytest.fixture(scope="session")
+def session_cleanup():
+    stack = Cleanups()
+    yield stack
+    stack.run()
+
+
+@pytest.fixture(scope="session")
+def servers(cloud, session_cleanup):
+    """Two ACTIVE servers of the test user, booted together once."""
+    made = [cloud.create_server(session_cleanup, wait=False,
+                                name="shared%d" % i) for i in range(2)]
+    for server in made:
+        waiters.wait_for_server_status(
+            cloud.compute, server["id"], "ACTIVE",
+            timeout=cloud.conf.build_timeout)
+    return [s["id"] for s in made]
+
+
+NO_GUEST_AGENT = ("guest checks need the guest agent and libvirt access "
+                  "([validation] guest_agent = false)")
+
+
+@pytest.fixture
+def guest_of(cloud):
+    """``guest_of(server_id)``: its :class:`guest.Guest`, agent ready, or
+    None when ``[validation] guest_agent = false`` (a test then makes only
+    its API checks; tests that are nothing but guest checks use
+    ``requires_guest`` and skip)."""
+    def get(server_id):
+        if not cloud.conf.guest_agent:
+            return None
+        found = guest_mod.Guest(cloud.conf, cloud.admin_compute, server_id)
+        found.wait_for_agent()
+        return found
+    return get
+
+
+@pytest.fixture
+def requires_guest(cloud):
+    if not cloud.conf.guest_agent:
+        pytest.skip(NO_GUEST_AGENT)
