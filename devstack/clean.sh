@@ -17,7 +17,7 @@ run_exclusively "$0" "$@"
 source "$TOP_DIR/stackrc"
 [[ $EUID -eq 0 ]] || die $LINENO "clean.sh must run as root"
 
-for lib in packages python rabbitmq tgt libvirt lvm image; do
+for lib in packages python database rabbitmq tgt libvirt lvm image; do
     source "$TOP_DIR/lib/$lib"
 done
 MINISTACK_SERVICES=(minicompute miniapi minicinder)
@@ -32,6 +32,7 @@ done
 cleanup_tgt
 cleanup_libvirt
 cleanup_rabbitmq
+cleanup_database
 
 "$TOP_DIR/unstack.sh"
 

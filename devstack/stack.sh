@@ -19,7 +19,7 @@ run_exclusively "$0" "$@"
 source "$TOP_DIR/stackrc"
 [[ $EUID -eq 0 ]] || die $LINENO "stack.sh must run as root"
 
-for lib in packages python rabbitmq tgt libvirt lvm image; do
+for lib in packages python database rabbitmq tgt libvirt lvm image; do
     source "$TOP_DIR/lib/$lib"
 done
 
@@ -44,6 +44,12 @@ timed packages install_packages
 timed python install_python
 
 # --- configure and start the infrastructure ------------------------------------
+# The SQL server (none for sqlite) before the daemons that migrate it.
+if [[ $DATABASE_TYPE != sqlite ]]; then
+    install_database
+    timed database start_database
+    init_database
+fi
 if is_service_enabled rabbit; then
     timed rabbitmq start_rabbitmq
     init_rabbitmq

@@ -16,7 +16,7 @@ run_exclusively "$0" "$@"
 source "$TOP_DIR/stackrc"
 [[ $EUID -eq 0 ]] || die $LINENO "unstack.sh must run as root"
 
-for lib in packages python rabbitmq tgt libvirt lvm image; do
+for lib in packages python database rabbitmq tgt libvirt lvm image; do
     source "$TOP_DIR/lib/$lib"
 done
 # HOOK: the daemons' libs stop first, in reverse start order.
@@ -31,4 +31,5 @@ done
 stop_libvirt
 stop_tgt
 stop_rabbitmq
+stop_database
 echo_summary "ministack lab stopped"

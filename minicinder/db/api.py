@@ -40,7 +40,12 @@ def volume_get(session, ctx, volume_id, for_update=False):
     """
     query = _volumes(ctx).where(models.Volume.id == volume_id)
     if for_update:
-        query = query.with_for_update()
+        # Lock the volume row only: the type is joined in (lazy="joined",
+        # a LEFT OUTER JOIN) and PostgreSQL refuses a plain FOR UPDATE on
+        # the nullable side of an outer join. ``of`` renders FOR UPDATE OF
+        # volumes there; MariaDB has no OF (SQLAlchemy omits it, locking
+        # the scanned rows as before) and SQLite ignores FOR UPDATE.
+        query = query.with_for_update(of=models.Volume)
     volume = session.scalars(query).unique().first()
     if volume is None:
         raise exception.VolumeNotFound(volume_id=volume_id)
