@@ -235,8 +235,15 @@ class Fixer:
                 if disk is None:
                     continue
                 removed = disk
-                dom.detachDeviceFlags(ET.tostring(disk, encoding="unicode"),
-                                      flags)
+                try:
+                    dom.detachDeviceFlags(
+                        ET.tostring(disk, encoding="unicode"), flags)
+                except libvirt.libvirtError as exc:
+                    if not _device_missing(exc):
+                        raise
+                    # Gone between the look and the detach: the host's
+                    # own reconciler fixed the same divergence first.
+                    continue
                 if not inactive:
                     deadline = time.monotonic() + timeout
                     while _find_disk(dom.XMLDesc(0), dev) is not None:
@@ -295,3 +302,9 @@ def _provider(settings, volume_id):
     finally:
         engine.dispose()
 
+
+def _device_missing(exc):
+    """Whether a libvirt error says the device is not (or no longer) there."""
+    import libvirt
+    return (exc.get_error_code() == libvirt.VIR_ERR_DEVICE_MISSING
+            or "not found" in (exc.get_error_message() or "").lower())
