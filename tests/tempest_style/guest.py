@@ -22,6 +22,8 @@ import json
 import subprocess
 import time
 
+from tests.tempest_style import waiters
+
 
 class GuestError(AssertionError):
     pass
@@ -150,16 +152,9 @@ class Guest:
     def wait_for_disk_count(self, count, timeout=60):
         """Hot-plug and unplug reach the guest kernel a little after the
         API says so: poll the disk list until it has ``count`` disks."""
-        deadline = time.monotonic() + timeout
-        while True:
-            disks = self.disks()
-            if len(disks) == count:
-                return disks
-            if time.monotonic() > deadline:
-                raise GuestError("guest %s sees %d disks %s, expected %d "
-                                 "after %ss" % (self.domain, len(disks),
-                                                disks, count, timeout))
-            time.sleep(1)
+        return waiters.wait_for(
+            "guest %s to see %d disks" % (self.domain, count), self.disks,
+            lambda disks: len(disks) == count, timeout=timeout, interval=1)
 
     def device_for(self, volume_id, timeout=60):
         """The guest's vdX whose serial is (a prefix of) the volume id.
@@ -167,16 +162,15 @@ class Guest:
         virtio-blk serials hold 20 characters, so the guest sees the
         volume id truncated.
         """
-        deadline = time.monotonic() + timeout
-        while True:
+        def find():
             for dev, serial in self.disks().items():
                 if serial and volume_id.startswith(serial):
                     return dev
-            if time.monotonic() > deadline:
-                raise GuestError("no disk with serial %s in guest %s: %s"
-                                 % (volume_id[:20], self.domain,
-                                    self.disks()))
-            time.sleep(1)
+            return None
+        return waiters.wait_for(
+            "a disk with serial %s in guest %s" % (volume_id[:20],
+                                                   self.domain),
+            find, lambda dev: dev is not None, timeout=timeout, interval=1)
 
     def write(self, dev, data):
         self.execute("cat > /tmp/tempest-in && dd if=/tmp/tempest-in "
