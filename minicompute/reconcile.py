@@ -178,7 +178,7 @@ class Reconciler:
             "id": a["id"], "volume_id": a["volume_id"],
             "instance_uuid": a.get("instance"),
             "attach_status": a.get("status"), "initiator": None,
-            "updated_at": None}
+            "updated_at": _parse_time(a.get("attached_at"))}
             for a in self.volume_api.attachment_list(ctxt, instance_id=uuid)]
         volumes = {}
         for vid in {b["volume_id"] for b in bdms} | {
@@ -190,6 +190,15 @@ class Reconciler:
             volumes[vid] = {"id": vid, "status": vol["status"],
                             "deleted": False,
                             "updated_at": _parse_time(vol.get("updated_at"))}
+        # Cinder's attachment summary has no created_at, and a fresh
+        # reservation has no attached_at: its age is that of the volume's
+        # last change (the reserve itself), so a reservation made a moment
+        # ago is not taken for an abandoned one.
+        for att in attachments:
+            changed = (volumes.get(att["volume_id"]) or {}).get("updated_at")
+            if changed and (att["updated_at"] is None
+                            or changed > att["updated_at"]):
+                att["updated_at"] = changed
         domains = {}
         disks = self.driver.list_volume_disks(instance)
         if disks is not None:

@@ -91,3 +91,22 @@ def test_orphan_attachment_and_lost_disk(ctxt, stack, server, reconciler):
     assert kinds == {"orphan_attachment": True, "disk_without_bdm": True}
     assert volume_api.volumes[vid]["status"] == "available"
     assert driver.get_attached_devices(server) == []
+
+
+def test_fresh_reservation_without_bdm_waits_out_the_grace(
+        ctxt, stack, server, reconciler):
+    """A reservation made a moment ago (``volume attachment create``, or
+    an attach between its reserve and its BDM update) is young: Cinder's
+    attachment summary has no created_at, so its age is the volume's."""
+    _, _, _, volume_api = stack
+    vid = volume_api.create()
+    att = volume_api.attachment_create(ctxt, vid, server["uuid"])
+    volume_api.volumes[vid]["updated_at"] = db.utcnow().isoformat()
+    assert reconciler.run(fix=True) == []
+    assert att["id"] in volume_api.attachments
+    old = db.utcnow() - datetime.timedelta(seconds=600)
+    volume_api.volumes[vid]["updated_at"] = old.isoformat() + "Z"
+    found = reconciler.run(fix=True)
+    assert [(d.kind, d.fixed) for d in found] == [("orphan_attachment", True)]
+    assert volume_api.attachments == {}
+    assert volume_api.volumes[vid]["status"] == "available"
