@@ -69,11 +69,27 @@ Possible values:
 ]
 
 
+def set_messaging_defaults():
+    """ministack's oslo.messaging defaults (also the sample generator's
+    ``oslo.config.opts.defaults`` hook).
+
+    * ``control_exchange = ministack``;
+    * ``[oslo_messaging_rabbit] amqp_durable_queues = true`` (upstream's
+      default is false): the compute's queue and the casts waiting in it
+      outlive a broker restart, so a detach cast while the host is down
+      still runs when it is back. The option has no public setter, so the
+      default is set on oslo.messaging's own option objects.
+    """
+    oslo_messaging.set_transport_defaults(control_exchange="ministack")
+    from oslo_messaging._drivers import amqp as amqp_driver
+    cfg.set_defaults(amqp_driver.amqp_opts, amqp_durable_queues=True)
+
+
 def register_common_opts(conf):
     """Register the options every daemon has on ``conf``."""
     conf.register_opts(common_opts)
     conf.register_opts(database_opts, group="database")
-    oslo_messaging.set_transport_defaults(control_exchange="ministack")
+    set_messaging_defaults()
 
 
 def list_opts():

@@ -4,6 +4,8 @@ Same daemons as tests/functional/minicompute (real RabbitMQ, SQLite,
 LVM/tgt, libvirt), with settings that make faults quick to observe:
 
 * miniapi's ``rpc_call_timeout`` is 8 s (recovery path 3);
+* minicinder checks its exports every 2 s (rebuilt after a tgtd restart);
+* the RPC queues are durable (ministack's default ``amqp_durable_queues``);
 * minicompute detaches with 2 attempts of 4 s (path 4), gives Cinder
   10 s per request with one retry, reconciles every 3 s with a 10 s
   grace, and has the test-only fault injection ON (paths 1 and 2; it only
@@ -100,7 +102,8 @@ def stack(tmp_path_factory):
                 "DEFAULT": dict(common, host="rcinder-%s" % run,
                                 volume_group=VG,
                                 volume_name_template="volume-rc%s-%%s" % run,
-                                volume_clear="none"),
+                                volume_clear="none",
+                                export_check_interval=2),
                 "database": {"connection": "sqlite:///%s"
                              % (tmp / "cinder.sqlite")}},
             tmp / "cinder", ready=daemons.http_ready("/"),

@@ -10,7 +10,13 @@
   the detach the guest had already done;
 * libvirtd and RabbitMQ restarted (shared by everyone on the box, so
   only with MINISTACK_SHARED_FAULTS=1): the daemons reconnect and the
-  next detach/attach works.
+  next detach/attach works;
+* RabbitMQ restarted while minicompute is down with a detach cast
+  waiting in its (durable) queue: the cast survives and runs when the
+  host is back;
+* tgtd stopped (shared too): an attach fails cleanly while it is down,
+  and once it is back minicinder rebuilds the attached volume's export,
+  the guest reads its data again and the detach works.
 
 Every test ends with ``ministack-audit`` reporting nothing and nothing
 of ours leaked.
@@ -23,6 +29,7 @@ import time
 import pytest
 import sqlalchemy as sa
 
+from tests.functional import daemons
 from tests.functional.minicompute import journey
 from tests.functional.recovery import checks
 
@@ -170,9 +177,10 @@ def test_minicinder_stopped_during_detach(stack, guest, volumes):
     checks.assert_clean(stack, guest, [vid])
 
 
-def _devstack(*commands):
+def _devstack(lib, *commands):
+    """Run devstack's own ``commands`` (from ``lib/<lib>``); seconds."""
     script = "cd %s/devstack && source stackrc && source functions && " \
-             "source lib/libvirt && %s" % (REPO, " && ".join(commands))
+             "source lib/%s && %s" % (REPO, lib, " && ".join(commands))
     started = time.monotonic()
     subprocess.run(["bash", "-c", script], check=True, timeout=120,
                    capture_output=True)
@@ -184,7 +192,8 @@ def test_libvirtd_restarted(stack, guest, volumes):
     cinder = stack["cinder_api"]
     vid = volumes("libvirtd")
     _attach_ok(stack, guest, vid)
-    took = _devstack("stop_process libvirtd libvirtd", "start_libvirt")
+    took = _devstack("libvirt", "stop_process libvirtd libvirtd",
+                     "start_libvirt")
     print("libvirtd restart took %.1fs" % took)
     # The guest kept running (QEMU outlives libvirtd) and the host
     # reconnects on its next call.
@@ -202,13 +211,7 @@ def test_rabbitmq_restarted(stack, guest, volumes):
     cinder = stack["cinder_api"]
     vid = volumes("rabbit")
     _attach_ok(stack, guest, vid)
-    ctl = ["rabbitmqctl", "-n", "rabbit@localhost"]
-    started = time.monotonic()
-    subprocess.run(ctl + ["stop_app"], check=True, capture_output=True,
-                   timeout=120)
-    subprocess.run(ctl + ["start_app"], check=True, capture_output=True,
-                   timeout=120)
-    print("RabbitMQ down for %.1fs" % (time.monotonic() - started))
+    _restart_rabbitmq()
 
     def detached():
         resp = stack["nova"].detach(guest, vid)
@@ -218,3 +221,104 @@ def test_rabbitmq_restarted(stack, guest, volumes):
     journey.wait_for("detach accepted", detached, timeout=90, interval=3)
     cinder.wait_status(vid, "available", timeout=90)
     checks.assert_clean(stack, guest, [vid])
+
+
+def _rabbitmqctl(*args):
+    proc = subprocess.run(["rabbitmqctl", "-n", "rabbit@localhost", *args],
+                          check=True, capture_output=True, text=True,
+                          timeout=120)
+    return proc.stdout
+
+
+def _restart_rabbitmq():
+    started = time.monotonic()
+    _rabbitmqctl("stop_app")
+    _rabbitmqctl("start_app")
+    print("RabbitMQ down for %.1fs" % (time.monotonic() - started))
+
+
+def _queue(stack, name):
+    """``(durable, messages)`` of queue ``name`` on the stack's vhost."""
+    vhost = daemons.RABBIT_URL.rsplit("/", 1)[1] or "/"
+    out = _rabbitmqctl("list_queues", "-q", "-p", vhost, "name", "durable",
+                       "messages")
+    for line in out.splitlines():
+        parts = line.split()
+        if parts and parts[0] == name:
+            return parts[1] == "true", int(parts[2])
+    return None
+
+
+@shared
+def test_durable_cast_survives_broker_restart_while_compute_down(
+        stack, guest, volumes):
+    cinder, probe = stack["cinder_api"], stack["probe"]
+    vid = volumes("durable")
+    _attach_ok(stack, guest, vid)
+    queue = "compute.%s" % stack["host"]
+    stack["compute"].stop()
+    try:
+        resp = stack["nova"].detach(guest, vid)
+        assert resp.status_code == 202, resp.text
+        journey.wait_for("cast queued", lambda: _queue(stack, queue) ==
+                         (True, 1), timeout=10)
+        _restart_rabbitmq()
+        # The queue and the persistent message in it came back with the
+        # broker; nothing consumed it yet.
+        assert _queue(stack, queue) == (True, 1)
+        assert cinder.status(vid) == "detaching"
+        assert probe.bdm(guest, vid) is not None
+    finally:
+        stack.restart("compute")
+    cinder.wait_status(vid, "available", timeout=60)
+    journey.wait_for("BDM gone", lambda: probe.bdm(guest, vid) is None)
+    result, _ = _event_details(stack, guest, "detach_volume")
+    assert result == "Success"
+    checks.assert_clean(stack, guest, [vid])
+
+
+def _export_rebuilt(vid):
+    from minicinder.volume import tgt
+    for target in tgt.TgtAdm().show_targets():
+        if target["iqn"].endswith(vid) and target["acls"]:
+            return target
+    return None
+
+
+@shared
+def test_tgtd_stopped(stack, guest, volumes):
+    cinder, probe = stack["cinder_api"], stack["probe"]
+    vid = volumes("tgtd")
+    _attach_ok(stack, guest, vid)
+    dom = probe.domain_name(guest)
+    dev = probe.guest_dev_for(dom, vid)
+    data = os.urandom(4096)
+    probe.write_block(dom, dev, data)
+    other = volumes("tgtd-new")
+    _devstack("tgt", "stop_tgt")
+    try:
+        # No target daemon: Cinder cannot export the new volume, so the
+        # host's attach fails and rolls back.
+        resp = stack["nova"].attach(guest, other)
+        assert resp.status_code == 200, resp.text
+        journey.wait_for("attach failed on the host", lambda: _event_details(
+            stack, guest, "attach_volume")[0] == "Error", timeout=90)
+        cinder.wait_status(other, "available", timeout=60)
+        assert probe.bdm(guest, other) is None
+        assert list(probe.domblklist(dom)) == ["vda", dev]
+        _, details = _event_details(stack, guest, "attach_volume")
+        assert other in details or "cinder" in details.lower(), details
+    finally:
+        took = _devstack("tgt", "start_tgt")
+        print("tgtd restart took %.1fs" % took)
+    # minicinder rebuilds the export (target, CHAP account, ACL) from its
+    # database; QEMU's initiator logs in again on the next I/O.
+    journey.wait_for("export rebuilt", lambda: _export_rebuilt(vid),
+                     timeout=30)
+    assert probe.read_block(dom, dev, len(data)) == data
+    assert stack["nova"].detach(guest, vid).status_code == 202
+    cinder.wait_status(vid, "available", timeout=60)
+    _attach_ok(stack, guest, other)     # and a new attach works again
+    assert stack["nova"].detach(guest, other).status_code == 202
+    cinder.wait_status(other, "available", timeout=60)
+    checks.assert_clean(stack, guest, [vid, other])

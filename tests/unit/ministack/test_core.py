@@ -55,6 +55,24 @@ def _conf():
     return conf
 
 
+def test_rpc_queues_are_durable_by_default():
+    """Casts to a stopped compute survive a broker restart (and the
+    exchange is ``ministack``); an operator can still turn it off."""
+    from ministack import rpc
+    conf = cfg.ConfigOpts()
+    config.register_common_opts(conf)
+    conf([], project="ministack-test")
+    transport = rpc.get_transport(conf)
+    try:
+        assert conf.oslo_messaging_rabbit.amqp_durable_queues is True
+        assert conf.control_exchange == "ministack"
+        conf.set_override("amqp_durable_queues", False,
+                          group="oslo_messaging_rabbit")
+        assert conf.oslo_messaging_rabbit.amqp_durable_queues is False
+    finally:
+        transport.cleanup()
+
+
 def test_missing_config_file_is_one_clear_error(tmp_path):
     missing = str(tmp_path / "nope.conf")
     with pytest.raises(exception.ConfigError) as err:
