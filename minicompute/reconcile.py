@@ -53,6 +53,14 @@ def _parse_time(value):
         return None
 
 
+def _attachment(summary):
+    """Cinder's attachment summary as the checks' attachment ledger row."""
+    return {"id": summary["id"], "volume_id": summary["volume_id"],
+            "instance_uuid": summary.get("instance"),
+            "attach_status": summary.get("status"), "initiator": None,
+            "updated_at": _parse_time(summary.get("attached_at"))}
+
+
 class Reconciler:
     """Settles what this host's ledgers disagree about.
 
@@ -174,11 +182,8 @@ class Reconciler:
                 "device_name": row.device_name, "disk_bus": row.disk_bus,
                 "device_type": row.device_type,
                 "updated_at": row.updated_at or row.created_at})
-        attachments = [{
-            "id": a["id"], "volume_id": a["volume_id"],
-            "instance_uuid": a.get("instance"),
-            "attach_status": a.get("status"), "initiator": None,
-            "updated_at": _parse_time(a.get("attached_at"))}
+        attachments = [
+            _attachment(a)
             for a in self.volume_api.attachment_list(ctxt, instance_id=uuid)]
         volumes = {}
         for vid in {b["volume_id"] for b in bdms} | {
@@ -190,6 +195,15 @@ class Reconciler:
             volumes[vid] = {"id": vid, "status": vol["status"],
                             "deleted": False,
                             "updated_at": _parse_time(vol.get("updated_at"))}
+        # A volume that claims to be attached with no attachment of ours
+        # may be attached to another server (multiattach): bring in its
+        # other attachments so the checks see them.
+        ours = {a["volume_id"] for a in attachments}
+        for vid, vol in volumes.items():
+            if vol["status"] in checks.ATTACHED_STATUSES and vid not in ours:
+                attachments.extend(
+                    _attachment(a) for a in self.volume_api.attachment_list(
+                        ctxt, volume_id=vid))
         # Cinder's attachment summary has no created_at, and a fresh
         # reservation has no attached_at: its age is that of the volume's
         # last change (the reserve itself), so a reservation made a moment
@@ -267,6 +281,14 @@ class Reconciler:
                     except exception.VolumeAttachmentNotFound:
                         pass
                 db_api.bdm_destroy(ctxt, data["bdm_id"])
+            elif div.kind == "in_use_without_attachment":
+                # Look again: only reset a volume Cinder still holds for
+                # no one.
+                if self.volume_api.attachment_list(
+                        ctxt, volume_id=data["volume_id"]):
+                    return
+                self.volume_api.reset_status(ctxt, data["volume_id"],
+                                             "available", "detached")
             elif div.kind == "stuck_detaching":
                 self.volume_api.roll_detaching(ctxt, data["volume_id"])
             else:

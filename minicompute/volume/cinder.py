@@ -348,6 +348,13 @@ class API:
         self._client(ctxt).volumes.roll_detaching(volume_id)
 
     @_translate(not_found=_volume_not_found)
+    def reset_status(self, ctxt, volume_id, status, attach_status=None):
+        """os-reset_status (admin): the reconciler's repair of a volume
+        whose status claims an attachment Cinder no longer has."""
+        self._client(ctxt).volumes.reset_state(
+            volume_id, status, attach_status=attach_status)
+
+    @_translate(not_found=_volume_not_found)
     def reserve_volume(self, ctxt, volume_id):
         """Legacy: available -> attaching."""
         self._client(ctxt).volumes.reserve(volume_id)

@@ -354,16 +354,22 @@ def check_lvm(snap):
                     safe=vol is not None,   # unknown LV: data, keep it
                     data={"lv": name, "volume_id": lv["volume_id"]}))
         have = {lv["volume_id"] for lv in snap.lvs.values()}
+        attached = _live_attachments_by_volume(snap) \
+            if snap.attachments is not None else None
         for vid, vol in sorted(snap.volumes.items()):
             if vol.get("deleted") or vol["status"] in (
                     "creating", "deleting", "error", "error_deleting"):
                 continue
             if vid not in have:
+                # The data is gone: marking the volume ``error`` keeps
+                # anyone from attaching it. Not while an attachment holds
+                # it (detach first: a guest may still have the disk).
                 found.append(Divergence(
                     "volume_without_lv", "volume %s" % vid,
                     "Cinder says %s but its LV is gone" % vol["status"],
-                    "none automatic: the data is lost; set the volume to "
-                    "error and delete it", safe=False,
+                    "set the volume to error (its data is lost), then "
+                    "delete it", safe=attached is not None
+                    and vid not in attached,
                     data={"volume_id": vid}))
     if snap.lvs is not None and snap.loops is not None:
         ranges = {lv["range"]: name for name, lv in snap.lvs.items()

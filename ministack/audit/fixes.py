@@ -198,7 +198,8 @@ class Fixer:
         lvm.LVM(self.settings.volume_group).delete_volume(data["lv"])
 
     def fix_volume_without_lv(self, data):
-        raise exception.MinistackException("not repairable: data is lost")
+        self._cinder("POST", "/volumes/%s/action" % data["volume_id"],
+                     json={"os-reset_status": {"status": "error"}})
 
     def fix_duplicate_loop(self, data):
         self._detach_loop(data["loop"])

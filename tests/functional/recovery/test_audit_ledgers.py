@@ -169,3 +169,19 @@ def test_volume_status_and_loop_device(stack, guest, volumes):
 def checks_vg():
     from tests.functional.recovery import conftest
     return conftest.VG
+
+
+def test_lv_removed_behind_cinders_back(stack, guest, volumes):
+    """The LVM ledger loses a volume: its data is gone, so the repair is
+    to mark the volume ``error`` (nobody can attach it), after which it
+    can be deleted as usual."""
+    from minicinder.volume import lvm
+    cinder = stack["cinder_api"]
+    vid = volumes("corrupt-lv")
+    lvm.LVM(checks_vg()).delete_volume("volume-rc%s-%s" % (stack["run"], vid))
+    _find_and_fix(stack, "volume_without_lv")
+    assert cinder.status(vid) == "error"
+    assert stack["nova"].attach(guest, vid).status_code == 400
+    cinder.force_cleanup(vid)
+    assert cinder.show(vid) is None
+    checks.assert_clean(stack, guest, [])

@@ -104,7 +104,15 @@ def test_lvm_and_loops():
     s.volumes[VOL]["deleted"] = True
     s.volumes[VOL]["status"] = "deleted"
     assert "lv_without_volume" in kinds(s)
-    assert kinds(snap(lvs={}, loops=[])) == ["volume_without_lv"]
+    [lost] = checks.run(snap(lvs={}, loops=[]))
+    assert lost.kind == "volume_without_lv" and not lost.safe  # attached
+    [lost] = checks.run(snap(lvs={}, loops=[], bdms=[], attachments=[],
+                             domains={}, targets=[],
+                             volumes={VOL: {"id": VOL, "status": "available",
+                                            "deleted": False,
+                                            "updated_at": OLD}}))
+    assert lost.kind == "volume_without_lv" and lost.safe
+    assert "error" in lost.fix
     extra = {"name": "/dev/loop9", "backing": "/dev/loop1",
              "offset": 1048576, "size": 1 << 30}
     s = snap()

@@ -126,6 +126,10 @@ class FakeVolumeAPI:
         if vol["status"] == "detaching":
             vol["status"] = "in-use"
 
+    def reset_status(self, ctxt, volume_id, status, attach_status=None):
+        self._check("reset_status")
+        self._vol(volume_id)["status"] = status
+
     def reserve_volume(self, ctxt, volume_id):
         self._check("reserve_volume")
         self._vol(volume_id)["status"] = "attaching"

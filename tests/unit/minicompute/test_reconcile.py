@@ -110,3 +110,43 @@ def test_fresh_reservation_without_bdm_waits_out_the_grace(
     assert [(d.kind, d.fixed) for d in found] == [("orphan_attachment", True)]
     assert volume_api.attachments == {}
     assert volume_api.volumes[vid]["status"] == "available"
+
+
+def test_in_use_volume_without_attachment_is_reset(ctxt, stack, server,
+                                                   reconciler):
+    """Cinder's attachment vanished behind nova's back: the BDM goes and
+    the volume, which still says in-use, is reset to available."""
+    svc, client, driver, volume_api = stack
+    vid = volume_api.create()
+    bdm = tm._api_attach(ctxt, client, volume_api, server, vid)
+    tm._wait(lambda: volume_api.volumes[vid]["status"] == "in-use")
+    _age(bdm["id"])
+    volume_api.attachments.clear()          # status left at in-use
+    found = reconciler.run(fix=True)
+    assert [(d.kind, d.fixed) for d in found] == [
+        ("bdm_without_attachment", True),
+        ("in_use_without_attachment", True)]
+    assert volume_api.volumes[vid]["status"] == "available"
+    assert db_api.bdm_get_all_by_instance(ctxt, server["uuid"]) == []
+    assert driver.get_attached_devices(server) == []
+
+
+def test_volume_attached_elsewhere_is_not_reset(ctxt, stack, server,
+                                                reconciler):
+    """A multiattach volume our BDM lost its attachment to, but another
+    server still uses: only our BDM goes, the volume stays in-use."""
+    svc, client, driver, volume_api = stack
+    vid = volume_api.create(multiattach=True)
+    bdm = tm._api_attach(ctxt, client, volume_api, server, vid)
+    tm._wait(lambda: volume_api.volumes[vid]["status"] == "in-use")
+    _age(bdm["id"])
+    other = volume_api.attachment_create(ctxt, vid, "other-server")
+    volume_api.attachments[other["id"]]["attach_status"] = "attached"
+    for aid in [a for a, att in volume_api.attachments.items()
+                if att["instance_uuid"] == server["uuid"]]:
+        del volume_api.attachments[aid]
+    volume_api._recompute(vid)
+    found = reconciler.run(fix=True)
+    assert [d.kind for d in found] == ["bdm_without_attachment"]
+    assert volume_api.volumes[vid]["status"] == "in-use"
+    assert list(volume_api.attachments) == [other["id"]]
