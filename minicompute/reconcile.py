@@ -19,7 +19,10 @@ Two jobs, both run by :class:`~minicompute.service.ComputeService`:
   instance lock, so an attach in flight is never seen half-done. It fixes
   what is safe: orphan attachments, BDMs without attachment, disks
   without BDM, wired volumes missing from their guest, volumes stuck
-  detaching.
+  detaching, and volumes of its BDMs left ``in-use`` with no attachment
+  at all (reset to available once Cinder confirms nobody holds them).
+  What only Cinder's host can see (tgt targets, LVs, loop devices) is
+  left to ``ministack-audit``.
 """
 
 import datetime

@@ -17,6 +17,29 @@ from ministack import exception
 
 LOG = logging.getLogger(__name__)
 
+#: options whose value is a secret (``tgtadm ... --password <chap secret>``)
+SECRET_OPTIONS = ("--password", "--passwd", "--secret")
+
+
+def masked(argv):
+    """``argv`` fit for a log or an error message: the value of every
+    :data:`SECRET_OPTIONS` option (``--opt value`` or ``--opt=value``) is
+    replaced by ``***``."""
+    out = []
+    hide_next = False
+    for part in argv:
+        if hide_next:
+            out.append("***")
+            hide_next = False
+        elif part in SECRET_OPTIONS:
+            out.append(part)
+            hide_next = True
+        elif part.split("=", 1)[0] in SECRET_OPTIONS and "=" in part:
+            out.append(part.split("=", 1)[0] + "=***")
+        else:
+            out.append(part)
+    return out
+
 
 def execute(*cmd, check_exit_code=True, timeout=120, input=None,
             env=None):
@@ -30,17 +53,18 @@ def execute(*cmd, check_exit_code=True, timeout=120, input=None,
         missing.
     """
     argv = [str(part) for part in cmd]
-    LOG.debug("Running cmd: %s", argv)
+    shown = masked(argv)
+    LOG.debug("Running cmd: %s", shown)
     try:
         proc = subprocess.run(argv, input=input, capture_output=True,
                               text=True, timeout=timeout, env=env,
                               check=False)
     except FileNotFoundError:
         raise exception.ProcessExecutionError(
-            cmd=argv, exit_code=127, stderr="%s: not found" % argv[0])
+            cmd=shown, exit_code=127, stderr="%s: not found" % argv[0])
     except subprocess.TimeoutExpired as exc:
         raise exception.ProcessExecutionError(
-            cmd=argv, exit_code=-9,
+            cmd=shown, exit_code=-9,
             stdout=exc.stdout or "", stderr="timed out after %ss" % timeout)
     if check_exit_code is True:
         ok = proc.returncode == 0
@@ -50,9 +74,9 @@ def execute(*cmd, check_exit_code=True, timeout=120, input=None,
         ok = proc.returncode in check_exit_code
     if not ok:
         LOG.warning("Command %s exited %s; stdout=%r stderr=%r",
-                    argv, proc.returncode, proc.stdout, proc.stderr)
+                    shown, proc.returncode, proc.stdout, proc.stderr)
         raise exception.ProcessExecutionError(
-            cmd=argv, exit_code=proc.returncode,
+            cmd=shown, exit_code=proc.returncode,
             stdout=proc.stdout, stderr=proc.stderr)
     return proc.stdout, proc.stderr
 

@@ -8,6 +8,11 @@ delete an attachment an instance still holds, OSSA-2023-003), nova's
 BDMs through ``ministack.nova_db.api``, guests through libvirt, exports
 through minicinder's tgt/LVM adapters. Every repair is idempotent: something
 already gone counts as repaired, so running ``--fix`` twice is safe.
+
+Left for a person (reported with the fix, never applied): an LV or a tgt
+target named like a volume Cinder has never heard of (it may be another
+service's data), and a volume whose LV is gone while an attachment still
+holds it (detach first; then ``--fix`` marks it ``error``).
 """
 
 import time

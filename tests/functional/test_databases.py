@@ -8,7 +8,8 @@ against it over TCP exactly as the daemons would with ``[database]
 connection = postgresql+psycopg://...`` / ``mysql+pymysql://...``: both
 alembic chains to head (twice), the models compared with the migrated
 schema, and the nova and cinder data layers including their
-compare-and-swap updates under a real concurrent writer.
+compare-and-swap updates under a real concurrent writer. Last, a real
+minicinder on each server rides out a restart of that server.
 
 Nothing is installed here: a missing server binary skips with the Debian
 package to install (``devstack/lib/packages`` installs both for CI).
@@ -41,7 +42,10 @@ from ministack.nova_db import MIGRATIONS_DIR as NOVA_MIGRATIONS
 from ministack.nova_db import api as nova_api
 from ministack.nova_db import identity_models
 from ministack.nova_db import models as nova_models
+from tests.functional import daemons
+from tests.functional import private_stack
 from tests.functional.daemons import free_port
+from tests.functional.minicompute import journey
 
 PG_BIN = "/usr/lib/postgresql/15/bin"
 PASSWORD = "secret-" + uuid.uuid4().hex[:8]
@@ -149,7 +153,15 @@ def postgresql_urls(request):
     ])
     base = "postgresql+psycopg://ministack:%s@127.0.0.1:%d/" % (PASSWORD,
                                                                 port)
-    return {"nova": base + "nova", "cinder": base + "cinder"}
+
+    def restart():
+        """Stop the server (dropping every connection) and start it."""
+        executor.execute(*as_pg, PG_BIN + "/pg_ctl", "-D", data, "-l", log,
+                         "-o", options, "-m", "fast", "-w", "-t", "60",
+                         "restart", timeout=120)
+
+    return {"nova": base + "nova", "cinder": base + "cinder",
+            "restart": restart}
 
 
 # --- MariaDB ------------------------------------------------------------
@@ -178,9 +190,10 @@ def mariadb_urls(request):
     sock = os.path.join(tmp, "mysqld.sock")
     log = os.path.join(tmp, "mariadb.err")
     port = free_port()
-    proc = None
+    server_proc = []    # the running mariadbd (restart() replaces it)
 
-    def _stop():
+    def _stop_server():
+        proc = server_proc.pop() if server_proc else None
         if proc is not None and proc.poll() is None:
             proc.terminate()
             try:
@@ -188,6 +201,9 @@ def mariadb_urls(request):
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(10)
+
+    def _stop():
+        _stop_server()
         shutil.rmtree(tmp, ignore_errors=True)
 
     request.addfinalizer(_stop)
@@ -195,25 +211,36 @@ def mariadb_urls(request):
     executor.execute(install_db, "--no-defaults", "--datadir=" + data,
                      "--user=root", "--auth-root-authentication-method=normal",
                      "--skip-test-db", timeout=180)
-    # A long-running server has no executor equivalent: Popen, stopped by
-    # the finalizer above.
-    proc = subprocess.Popen(
-        [server, "--no-defaults", "--datadir=" + data, "--socket=" + sock,
-         "--port=%d" % port, "--bind-address=127.0.0.1", "--user=root",
-         "--pid-file=" + os.path.join(tmp, "mariadbd.pid"),
-         "--log-error=" + log, "--skip-name-resolve",
-         "--innodb-flush-log-at-trx-commit=2"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL)
     admin = "mysql+pymysql://root@localhost/?unix_socket=%s" % sock
 
-    def _up():
-        if proc.poll() is not None:
-            pytest.fail("mariadbd exited with %s" % proc.returncode)
-        _admin_execute(admin, ["SELECT 1"])
-        return True
+    def _start_server():
+        # A long-running server has no executor equivalent: Popen, stopped
+        # by the finalizer above.
+        proc = subprocess.Popen(
+            [server, "--no-defaults", "--datadir=" + data,
+             "--socket=" + sock, "--port=%d" % port,
+             "--bind-address=127.0.0.1", "--user=root",
+             "--pid-file=" + os.path.join(tmp, "mariadbd.pid"),
+             "--log-error=" + log, "--skip-name-resolve",
+             "--innodb-flush-log-at-trx-commit=2"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL)
+        server_proc.append(proc)
 
-    _wait_for(_up, 60, "mariadbd", log)
+        def _up():
+            if proc.poll() is not None:
+                pytest.fail("mariadbd exited with %s" % proc.returncode)
+            _admin_execute(admin, ["SELECT 1"])
+            return True
+
+        _wait_for(_up, 60, "mariadbd", log)
+
+    def restart():
+        """Stop the server (dropping every connection) and start it."""
+        _stop_server()
+        _start_server()
+
+    _start_server()
     _admin_execute(admin, [
         "CREATE USER 'ministack'@'127.0.0.1' IDENTIFIED BY '%s'" % PASSWORD,
         "CREATE DATABASE nova CHARACTER SET utf8mb4",
@@ -223,7 +250,7 @@ def mariadb_urls(request):
     ])
     base = "mysql+pymysql://ministack:%s@127.0.0.1:%d/" % (PASSWORD, port)
     return {"nova": base + "nova?charset=utf8mb4",
-            "cinder": base + "cinder?charset=utf8mb4"}
+            "cinder": base + "cinder?charset=utf8mb4", "restart": restart}
 
 
 # --- SQLite (the default deployment), as the baseline --------------------
@@ -539,3 +566,36 @@ def _racing_cas(database, ctx, volume_id):
         assert volume.status == "reserved"
         cinder_api.volume_update(session, volume_id,
                                  {"status": "available"})
+
+
+# --- a database restart under a running daemon -----------------------------
+
+
+@pytest.mark.parametrize("kind", ["postgresql", "mariadb"])
+def test_minicinder_rides_out_a_database_restart(kind, request, tmp_path):
+    """The server goes away with every pooled connection; the daemon's
+    next requests reconnect (``pool_pre_ping``) and nothing written
+    before the restart is lost."""
+    private_stack.skip_unless_lab()     # minicinder needs the lab's VG
+    urls = request.getfixturevalue(kind + "_urls")
+    daemon = daemons.start_daemon(
+        "minicinder", {
+            "DEFAULT": {"host": "dbrestart-%s" % uuid.uuid4().hex[:8],
+                        "state_path": str(tmp_path), "my_ip": "127.0.0.1",
+                        "osapi_volume_listen": "127.0.0.1",
+                        "volume_group": private_stack.VG},
+            "database": {"connection": urls["cinder"]}},
+        tmp_path, ready=daemons.http_ready("/"),
+        port_option=("DEFAULT", "osapi_volume_listen_port"))
+    request.addfinalizer(daemon.stop)
+    cinder = journey.Cinder(daemon.url)
+    before = cinder.create_type(journey.unique("before-%s" % kind))
+    urls["restart"]()
+    after = cinder.create_type(journey.unique("after-%s" % kind))
+    resp = cinder._req("GET", "/types")
+    assert resp.status_code == 200, resp.text
+    ids = {t["id"] for t in resp.json()["volume_types"]}
+    assert {before, after} <= ids
+    for type_id in (before, after):
+        cinder.delete_type(type_id)
+    assert daemon.alive()

@@ -19,20 +19,17 @@ Cleanup (even on failure): servers and volumes through the APIs as
 admin, then any guest domain or LV of this run, then the daemons.
 """
 
-import glob
 import json
 import os
 import subprocess
 import sys
-import uuid
 
 import pytest
 
 from tests.functional import daemons
+from tests.functional import private_stack
 from tests.functional.identity import stack
-from tests.functional.minicompute import conftest as compute_conftest
 
-VG = compute_conftest.VG
 BIN = os.path.dirname(sys.executable)
 
 
@@ -98,78 +95,39 @@ def _openrc(identity_url, user):
 
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory):
-    problems = compute_conftest._lab_problems()
-    if problems:
-        pytest.skip("lab not up (run devstack/stack.sh): "
-                    + "; ".join(problems))
+    private_stack.skip_unless_lab()
     tmp = tmp_path_factory.mktemp("clients")
-    state = tmp / "state"
-    (state / "images").mkdir(parents=True)
-    record = sorted(glob.glob(os.path.join(compute_conftest.IMAGES_ROOT,
-                                           "*", "image.json")))[0]
-    image = json.load(open(record))
-    os.symlink(os.path.dirname(record), state / "images" / image["id"])
+    ps = private_stack.PrivateStack(tmp, "cl")
     key_file, nova_db = stack.bootstrap(tmp)
     ports = stack.Ports()
-    run = uuid.uuid4().hex[:8]
-    common = {"state_path": str(state), "my_ip": "127.0.0.1",
-              "transport_url": daemons.RABBIT_URL,
-              "control_exchange": "clients-%s" % run}
-    virt_type = "qemu"
-    if os.path.exists(compute_conftest.VIRT_TYPE_FILE):
-        virt_type = open(compute_conftest.VIRT_TYPE_FILE).read().strip() \
-            or "qemu"
     endpoint = ports.url(ports.cinder) + "/v3/%(project_id)s"
-    started = []
     try:
-        started.append(daemons.start_daemon(
-            "minicinder", {
-                "DEFAULT": dict(common, host="clcinder-%s" % run,
-                                auth_strategy="keystone",
-                                osapi_volume_listen="127.0.0.1",
-                                osapi_volume_listen_port=ports.cinder,
-                                volume_group=VG,
-                                volume_name_template="volume-fc%s-%%s" % run,
-                                volume_clear="none"),
-                "database": {"connection": "sqlite:///%s"
-                             % (tmp / "cinder.sqlite")},
-                "identity": {"signing_key_file": key_file}},
+        ps.started_daemon(daemons.start_daemon(
+            "minicinder", ps.cinder_sections({
+                "DEFAULT": {"auth_strategy": "keystone",
+                            "osapi_volume_listen": "127.0.0.1",
+                            "osapi_volume_listen_port": ports.cinder},
+                "identity": {"signing_key_file": key_file}}),
             tmp / "cinder",
             ready=lambda d: stack.answers(ports.url(ports.cinder) + "/")))
-        started.append(stack.start_api(
+        ps.started_daemon(stack.start_api(
             tmp / "api", ports, key_file, nova_db,
-            dict(common, host="clapi-%s" % run, rpc_call_timeout=60),
-            str(state / "images")))
-        started.append(daemons.start_daemon(
-            "minicompute", {
-                # A name template of its own: the deployed stack's domains
-                # (instance-00000001...) share this libvirt.
-                "DEFAULT": dict(common, host="clhost-%s" % run,
-                                instance_name_template="instance-cl%s-%%08x"
-                                % run),
-                "database": {"connection": nova_db},
-                "compute": {"report_interval": 5},
-                "libvirt": {"virt_type": virt_type,
-                            "iscsi_initiator": "auto",
-                            "device_detach_timeout": 15},
-                "cinder": {"endpoint_template": endpoint,
-                           "auth_strategy": "keystone"},
-                "service_user": stack.service_user(ports.identity_url)},
-            tmp / "compute",
-            ready=daemons.log_ready("serving topic"), timeout=90))
+            ps.common(host="clapi-%s" % ps.run, rpc_call_timeout=60),
+            str(ps.state / "images")))
+        ps.start_compute(endpoint, {
+            "cinder": {"auth_strategy": "keystone"},
+            "service_user": stack.service_user(ports.identity_url)})
         clouds = str(tmp / "clouds.yaml")
         _clouds(clouds, ports.identity_url)
         admin = CLI(clouds, "ministack-admin",
                     _openrc(ports.identity_url, "admin"))
         demo = CLI(clouds, "ministack", _openrc(ports.identity_url, "demo"))
-        yield {"admin": admin, "demo": demo, "image": image, "run": run,
-               "ports": ports, "daemons": started,
+        yield {"admin": admin, "demo": demo, "image": ps.image,
+               "run": ps.run, "ports": ports, "daemons": ps.started,
                "cinder_db": str(tmp / "cinder.sqlite")}
         _delete_everything(admin)
     finally:
-        for daemon in reversed(started):
-            daemon.stop()
-        compute_conftest._remove_leftovers(run, str(state))
+        ps.cleanup()
 
 
 def _delete_everything(admin):

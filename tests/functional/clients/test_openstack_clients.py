@@ -73,7 +73,8 @@ def test_server_create_list_show(deployment):
         [(STATE["server"], "ACTIVE")]
     shown = admin.json("server", "show", name)
     assert _get(shown, "id") == STATE["server"]
-    assert _get(shown, "OS-EXT-SRV-ATTR:host").startswith("clhost-")
+    assert _get(shown, "OS-EXT-SRV-ATTR:host") == \
+        "cl-%s" % deployment["run"]
 
 
 def test_volume_create_show_list(deployment):

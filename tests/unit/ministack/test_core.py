@@ -180,3 +180,17 @@ def test_unreachable_database_is_a_config_error():
                        connect_timeout=2)
     assert "[database] connection" in str(err.value)
     assert "p@" not in str(err.value)  # the password is hidden
+
+
+def test_executor_never_shows_a_secret(caplog):
+    """tgtadm takes the CHAP secret as an argument: it must not reach the
+    debug log or a failure's message."""
+    import logging
+    caplog.set_level(logging.DEBUG, logger="ministack.executor")
+    with pytest.raises(exception.ProcessExecutionError) as err:
+        executor.execute("sh", "-c", "exit 3", "--password", "s3cr3t-chap",
+                         "--secret=other-s3cr3t")
+    assert "s3cr3t" not in caplog.text and "s3cr3t" not in str(err.value)
+    assert "--password" in caplog.text and "***" in str(err.value)
+    assert executor.masked(["tgtadm", "--user", "u", "--password", "p"]) == \
+        ["tgtadm", "--user", "u", "--password", "***"]

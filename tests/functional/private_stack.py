@@ -1,0 +1,228 @@
+"""One private ministack (minicinder, miniapi, minicompute) for a test module.
+
+The suites that need the whole attach path (``minicompute``, ``recovery``,
+``clients``) each run a stack of their own next to the deployed lab and
+next to each other, on the lab's broker, LVM volume group, tgtd and
+libvirt. What keeps them apart is a run id and a short prefix, from which
+every shared name is made:
+
+* RPC: ``control_exchange = <prefix>-<run>`` and compute host
+  ``<prefix>-<run>`` (so nobody else's daemons receive our messages);
+* libvirt: domains ``instance-<prefix><run>-%08x`` (every nova DB counts
+  instance ids from 1);
+* LVM and tgt: volumes ``volume-<prefix><run>-<uuid>`` (LV and target
+  names);
+* files: a state directory under the test's tmp path, with the lab's
+  guest image linked into it.
+
+:class:`PrivateStack` builds the daemons' config sections from those names
+(callers add or override options per section), starts the daemons, and
+:meth:`PrivateStack.cleanup` stops them and removes whatever of this run a
+failed test left behind: domains, LVs (and their loop devices), targets.
+
+Usage::
+
+    ps = PrivateStack(tmp_path_factory.mktemp("x"), "fc")
+    try:
+        cinder = ps.start_cinder()
+        api = ps.start_api(cinder)
+        compute = ps.start_compute(cinder, {"compute": {...}})
+        ...
+    finally:
+        ps.cleanup()
+"""
+
+import glob
+import json
+import os
+import uuid
+
+import pytest
+
+from ministack import exception as ms_exception
+from ministack import executor
+from tests.functional import daemons
+
+VG = os.environ.get("MINISTACK_VG", "stack-volumes-lvmdriver-1")
+IMAGES_ROOT = os.environ.get("MINISTACK_IMAGES",
+                             "/var/lib/ministack/images")
+VIRT_TYPE_FILE = "/var/lib/ministack/virt_type"
+LIBVIRT_URI = "qemu:///system"
+
+
+def lab_problems():
+    """Why the lab cannot run a private stack (empty list: it can)."""
+    problems = []
+    import kombu
+    try:
+        with kombu.Connection(daemons.RABBIT_URL.replace("rabbit://",
+                                                         "amqp://"),
+                              connect_timeout=3) as conn:
+            conn.ensure_connection(max_retries=1, timeout=3)
+    except Exception as exc:  # kombu raises many socket errors
+        problems.append("broker %s unreachable: %s"
+                        % (daemons.RABBIT_URL, exc))
+    try:
+        executor.execute("vgs", VG)
+    except ms_exception.ProcessExecutionError:
+        problems.append("volume group %s is missing" % VG)
+    if not glob.glob(os.path.join(IMAGES_ROOT, "*", "image.json")):
+        problems.append("no guest image registered under %s" % IMAGES_ROOT)
+    try:
+        executor.execute("virsh", "-c", LIBVIRT_URI, "version")
+    except ms_exception.ProcessExecutionError:
+        problems.append("libvirt %s is not reachable" % LIBVIRT_URI)
+    return problems
+
+
+def skip_unless_lab():
+    problems = lab_problems()
+    if problems:
+        pytest.skip("lab not up (run devstack/stack.sh): "
+                    + "; ".join(problems))
+
+
+def virt_type():
+    """The virt type devstack probed for this machine (qemu by default)."""
+    if os.path.exists(VIRT_TYPE_FILE):
+        with open(VIRT_TYPE_FILE) as handle:
+            return handle.read().strip() or "qemu"
+    return "qemu"
+
+
+def merge(base, overrides):
+    """``{section: {option: value}}`` with ``overrides`` laid over base."""
+    out = {section: dict(values) for section, values in base.items()}
+    for section, values in (overrides or {}).items():
+        out.setdefault(section, {}).update(values)
+    return out
+
+
+def smallest_flavor(nova):
+    """The id of the flavor with the least RAM (TCG guests are slow)."""
+    resp = nova.req("GET", "/flavors/detail")
+    assert resp.status_code == 200, resp.text
+    flavors = sorted(resp.json()["flavors"], key=lambda f: f["ram"])
+    return flavors[0]["id"]
+
+
+class PrivateStack:
+    """The names, configs and daemons of one private stack."""
+
+    def __init__(self, tmp, prefix):
+        self.tmp = tmp
+        self.prefix = prefix
+        self.run = uuid.uuid4().hex[:8]
+        self.tag = "%s%s" % (prefix, self.run)
+        self.host = "%s-%s" % (prefix, self.run)
+        self.name_template = "instance-%s-%%08x" % self.tag
+        self.volume_template = "volume-%s-%%s" % self.tag
+        self.nova_db = "sqlite:///%s" % (tmp / "nova.sqlite")
+        self.cinder_db = "sqlite:///%s" % (tmp / "cinder.sqlite")
+        self.state = tmp / "state"
+        (self.state / "images").mkdir(parents=True)
+        record = sorted(glob.glob(os.path.join(IMAGES_ROOT, "*",
+                                               "image.json")))[0]
+        with open(record) as handle:
+            self.image = json.load(handle)
+        os.symlink(os.path.dirname(record),
+                   self.state / "images" / self.image["id"])
+        self.started = []
+
+    def common(self, **extra):
+        """``[DEFAULT]`` options every daemon of the stack shares."""
+        return dict({"state_path": str(self.state), "my_ip": "127.0.0.1",
+                     "transport_url": daemons.RABBIT_URL,
+                     "control_exchange": "%s-%s" % (self.prefix, self.run),
+                     "debug": "true"}, **extra)
+
+    def cinder_sections(self, overrides=None):
+        return merge({
+            "DEFAULT": self.common(
+                host="%scinder-%s" % (self.prefix, self.run),
+                volume_group=VG, volume_name_template=self.volume_template,
+                volume_clear="none"),
+            "database": {"connection": self.cinder_db}}, overrides)
+
+    def api_sections(self, cinder_endpoint, overrides=None):
+        return merge({
+            "DEFAULT": self.common(host="%sapi-%s" % (self.prefix, self.run)),
+            "database": {"connection": self.nova_db},
+            "api": {"listen": "127.0.0.1"},
+            "cinder": {"endpoint_template": cinder_endpoint}}, overrides)
+
+    def compute_sections(self, cinder_endpoint, overrides=None):
+        return merge({
+            "DEFAULT": self.common(host=self.host,
+                                   instance_name_template=self.name_template),
+            "database": {"connection": self.nova_db},
+            "compute": {"report_interval": 5},
+            "libvirt": {"virt_type": virt_type(),
+                        "iscsi_initiator": "auto",
+                        "device_detach_timeout": 15},
+            "cinder": {"endpoint_template": cinder_endpoint}}, overrides)
+
+    def started_daemon(self, daemon):
+        """Record a daemon started elsewhere, so cleanup stops it."""
+        self.started.append(daemon)
+        return daemon
+
+    def start_cinder(self, overrides=None):
+        return self.started_daemon(daemons.start_daemon(
+            "minicinder", self.cinder_sections(overrides),
+            self.tmp / "cinder", ready=daemons.http_ready("/"),
+            port_option=("DEFAULT", "osapi_volume_listen_port")))
+
+    @staticmethod
+    def endpoint(cinder):
+        return cinder.url + "/v3/%(project_id)s"
+
+    def start_api(self, cinder, overrides=None):
+        return self.started_daemon(daemons.start_daemon(
+            "miniapi", self.api_sections(self.endpoint(cinder), overrides),
+            self.tmp / "api", ready=daemons.http_ready("/"),
+            port_option=("api", "listen_port")))
+
+    def start_compute(self, cinder_endpoint, overrides=None):
+        return self.started_daemon(daemons.start_daemon(
+            "minicompute",
+            self.compute_sections(cinder_endpoint, overrides),
+            self.tmp / "compute", ready=daemons.log_ready("serving topic"),
+            timeout=90))
+
+    def cleanup(self, extra_daemons=()):
+        """Stop every daemon (SIGCONT first: a fault test may have left
+        one stopped), then remove what this run left behind."""
+        for daemon in list(extra_daemons) + list(reversed(self.started)):
+            try:
+                os.kill(daemon.pid, 18)         # SIGCONT
+            except OSError:
+                pass
+            daemon.stop()
+        self.remove_leftovers()
+
+    def remove_leftovers(self):
+        """Domains, targets and LVs (with their loops) of this run."""
+        virsh = ("virsh", "-c", LIBVIRT_URI)
+        out, _ = executor.execute(*virsh, "list", "--all", "--name",
+                                  check_exit_code=False)
+        for name in out.split():
+            xml, _ = executor.execute(*virsh, "dumpxml", name,
+                                      check_exit_code=False)
+            if str(self.state) in xml or \
+                    name.startswith("instance-%s-" % self.tag):
+                executor.execute(*virsh, "destroy", name,
+                                 check_exit_code=False)
+                executor.execute(*virsh, "undefine", name,
+                                 check_exit_code=False)
+        from minicinder.volume import lvm
+        from minicinder.volume import tgt
+        adm = tgt.TgtAdm()
+        for target in adm.show_targets():
+            if "volume-%s-" % self.tag in target["iqn"]:
+                adm.delete_target(target["iqn"])
+        out, _ = executor.execute("lvs", "--noheadings", "-o", "lv_name",
+                                  VG, check_exit_code=False)
+        for lv in out.split():
+            if lv.startswith("volume-%s-" % self.tag):
+                lvm.LVM(VG).delete_volume(lv)
