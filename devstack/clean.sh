@@ -15,6 +15,7 @@ TOP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$TOP_DIR/functions"
 run_exclusively "$0" "$@"
 source "$TOP_DIR/stackrc"
+use_deployed_database_type
 [[ $EUID -eq 0 ]] || die $LINENO "clean.sh must run as root"
 
 for lib in packages python database rabbitmq tgt libvirt lvm image; do
@@ -26,6 +27,11 @@ for svc in "${MINISTACK_SERVICES[@]}"; do
 done
 
 # Cleanups that need the services running come first.
+# The guests are removed through libvirtd: start it if unstack.sh stopped
+# it (QEMU outlives libvirtd, so the domains are still there).
+if is_service_enabled libvirt; then
+    start_libvirt
+fi
 for svc in "${MINISTACK_SERVICES[@]}"; do
     call_if_defined "cleanup_$svc"
 done

@@ -39,6 +39,16 @@ STACK_START=$SECONDS
 mkdir -p "$LOGDIR" "$STATUS_DIR" "$DATA_DIR" "$CONF_DIR"
 chmod 0755 "$DATA_DIR"
 
+# The lab's servers, volumes and exports are rows of one database: switching
+# DATABASE_TYPE under them would orphan them all (and the new nova's
+# instance-00000001 would collide with the old one's domain).
+DATABASE_TYPE_FILE=$DATA_DIR/database_type
+if [[ -s $DATABASE_TYPE_FILE && $(<"$DATABASE_TYPE_FILE") != "$DATABASE_TYPE" ]]; then
+    die $LINENO "this lab was deployed with DATABASE_TYPE=$(<"$DATABASE_TYPE_FILE");" \
+        "run devstack/clean.sh before switching to DATABASE_TYPE=$DATABASE_TYPE"
+fi
+echo "$DATABASE_TYPE" > "$DATABASE_TYPE_FILE"
+
 # --- install -------------------------------------------------------------------
 timed packages install_packages
 timed python install_python

@@ -14,6 +14,7 @@ TOP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$TOP_DIR/functions"
 run_exclusively "$0" "$@"
 source "$TOP_DIR/stackrc"
+use_deployed_database_type
 [[ $EUID -eq 0 ]] || die $LINENO "unstack.sh must run as root"
 
 for lib in packages python database rabbitmq tgt libvirt lvm image; do

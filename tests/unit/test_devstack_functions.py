@@ -64,3 +64,13 @@ def test_is_service_enabled():
                'is_service_enabled nope lvm && echo any',
                ENABLED_SERVICES="rabbit,tgt,lvm")
     assert out.split() == ["yes", "no", "any"]
+
+
+def test_unstack_and_clean_use_the_deployed_database_type(tmp_path):
+    """stack.sh records DATABASE_TYPE; unstack.sh and clean.sh then stop
+    and drop that server's databases even when run without the variable."""
+    script = 'DATABASE_TYPE=sqlite\nuse_deployed_database_type\n' \
+             'echo "$DATABASE_TYPE"'
+    assert bash(script, DATA_DIR=str(tmp_path)) == "sqlite\n"
+    (tmp_path / "database_type").write_text("mariadb\n")
+    assert bash(script, DATA_DIR=str(tmp_path)) == "mariadb\n"
