@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import sys
+import traceback
 
 from ministack import exception
 from ministack.audit import checks
@@ -101,6 +102,11 @@ def main(argv=None):
                                  all_loops=not args.own_loops_only)
     except exception.MinistackException as exc:
         print("ministack-audit: %s" % exc.format_message(), file=sys.stderr)
+        return 3
+    except Exception:   # a bug must not read as exit 1, "found something"
+        traceback.print_exc()
+        print("ministack-audit: internal error (traceback above)",
+              file=sys.stderr)
         return 3
     if args.json:
         json.dump({"found": [d.to_dict() for d in found],

@@ -79,9 +79,12 @@ def _rows(url, query, **params):
         with engine.connect() as conn:
             return [dict(r) for r in conn.execute(sa.text(query),
                                                   params).mappings()]
-    except sa.exc.OperationalError as exc:
-        raise exception.ConfigError(
-            reason="cannot read %s: %s" % (url, exc.orig))
+    except sa.exc.DBAPIError as exc:
+        # unreachable, or not a schema this audit knows (a wrong database,
+        # no migrations); the URL is shown without its password
+        raise exception.ConfigError(reason="cannot read %s: %s" % (
+            sa.engine.make_url(url).render_as_string(),
+            (str(exc.orig).splitlines() or [""])[0]))
     finally:
         engine.dispose()
 
@@ -128,8 +131,10 @@ def read_cinder(settings, snap):
                        "SELECT id, status, deleted, updated_at, created_at "
                        "FROM volumes")}
     snap.attachments = []
+    # Cinder's ``deleted`` is a Boolean (PostgreSQL has no boolean = 0)
     for r in _rows(settings.cinder_db,
-                   "SELECT * FROM volume_attachment WHERE deleted=0"):
+                   "SELECT * FROM volume_attachment WHERE deleted = :live",
+                   live=False):
         connector = json.loads(r["connector"]) if r["connector"] else {}
         snap.attachments.append({
             "id": r["id"], "volume_id": r["volume_id"],

@@ -1,9 +1,9 @@
 """The "MariaDB/MySQL (PyMySQL) and PostgreSQL (psycopg) work by URL" promise.
 
-For each backend a private, throwaway server is started in a temporary
-directory on a free port (never the system instance: the lab may be using
-the machine), the ``nova`` and ``cinder`` databases and a password-
-authenticated ``ministack`` user are created, and then the real code runs
+For each backend a private, throwaway server is started
+(``database_servers.py``: a temporary directory, a free port, never the
+system instance), with the ``nova`` and ``cinder`` databases and a
+password-authenticated ``ministack`` user, and then the real code runs
 against it over TCP exactly as the daemons would with ``[database]
 connection = postgresql+psycopg://...`` / ``mysql+pymysql://...``: both
 alembic chains to head (twice), the models compared with the migrated
@@ -15,10 +15,6 @@ Nothing is installed here: a missing server binary skips with the Debian
 package to install (``devstack/lib/packages`` installs both for CI).
 """
 
-import os
-import shutil
-import subprocess
-import tempfile
 import threading
 import time
 import uuid
@@ -37,18 +33,17 @@ from minicinder.db import session as cinder_session
 from minicompute import exception as nova_exception
 from ministack import context
 from ministack import db
-from ministack import executor
 from ministack.nova_db import MIGRATIONS_DIR as NOVA_MIGRATIONS
 from ministack.nova_db import api as nova_api
 from ministack.nova_db import identity_models
 from ministack.nova_db import models as nova_models
 from tests.functional import daemons
 from tests.functional import private_stack
-from tests.functional.daemons import free_port
+from tests.functional.database_servers import mariadb_urls  # noqa: F401
+from tests.functional.database_servers import postgresql_urls  # noqa: F401
+from tests.functional.database_servers import sqlite_urls  # noqa: F401
 from tests.functional.minicompute import journey
 
-PG_BIN = "/usr/lib/postgresql/15/bin"
-PASSWORD = "secret-" + uuid.uuid4().hex[:8]
 
 NOVA_TABLES = {
     "services": {"host", "binary", "topic", "report_count", "deleted",
@@ -81,187 +76,6 @@ CINDER_TABLES = {
     "volume_type_extra_specs": {"key", "value", "volume_type_id"},
     "volume_metadata": {"key", "value", "volume_id"},
 }
-
-
-def _wait_for(probe, timeout, what, log=None):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            if probe():
-                return
-        except Exception as exc:  # noqa: BLE001 - retried until deadline
-            last = exc
-        time.sleep(0.2)
-    tail = ""
-    if log and os.path.exists(log):
-        with open(log, errors="replace") as f:
-            tail = "".join(f.readlines()[-20:])
-    pytest.fail("%s not ready after %ss (%s)\n%s" % (what, timeout, last,
-                                                     tail))
-
-
-def _admin_execute(url, statements, **connect_args):
-    engine = sa.create_engine(url, isolation_level="AUTOCOMMIT",
-                              connect_args=connect_args)
-    try:
-        with engine.connect() as conn:
-            for statement in statements:
-                conn.exec_driver_sql(statement)
-    finally:
-        engine.dispose()
-
-
-# --- PostgreSQL ---------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def postgresql_urls(request):
-    """A private PostgreSQL 15 cluster: local socket trust for the
-    superuser, scram passwords over TCP (what the daemons use)."""
-    if not os.path.exists(os.path.join(PG_BIN, "initdb")):
-        pytest.skip("PostgreSQL 15 server not installed: apt-get install "
-                    "postgresql")
-    tmp = tempfile.mkdtemp(prefix="ministack-pg-")
-    data = os.path.join(tmp, "data")
-    log = os.path.join(tmp, "postgres.log")
-    port = free_port()
-    as_pg = ("runuser", "-u", "postgres", "--")
-
-    def _stop():
-        if os.path.exists(os.path.join(data, "postmaster.pid")):
-            executor.execute(*as_pg, PG_BIN + "/pg_ctl", "-D", data, "-m",
-                             "immediate", "-w", "stop",
-                             check_exit_code=False, timeout=60)
-        shutil.rmtree(tmp, ignore_errors=True)
-
-    request.addfinalizer(_stop)
-    shutil.chown(tmp, "postgres", "postgres")
-    executor.execute(*as_pg, PG_BIN + "/initdb", "-D", data, "-U",
-                     "postgres", "-E", "UTF8", "--auth-local=trust",
-                     "--auth-host=scram-sha-256", timeout=120)
-    options = ("-c listen_addresses=127.0.0.1 -p %d -k %s -c fsync=off"
-               % (port, tmp))
-    executor.execute(*as_pg, PG_BIN + "/pg_ctl", "-D", data, "-l", log,
-                     "-o", options, "-w", "-t", "60", "start", timeout=90)
-    admin = "postgresql+psycopg://postgres@/postgres?host=%s&port=%d" % (
-        tmp, port)
-    _admin_execute(admin, [
-        "CREATE ROLE ministack LOGIN PASSWORD '%s'" % PASSWORD,
-        "CREATE DATABASE nova OWNER ministack",
-        "CREATE DATABASE cinder OWNER ministack",
-    ])
-    base = "postgresql+psycopg://ministack:%s@127.0.0.1:%d/" % (PASSWORD,
-                                                                port)
-
-    def restart():
-        """Stop the server (dropping every connection) and start it."""
-        executor.execute(*as_pg, PG_BIN + "/pg_ctl", "-D", data, "-l", log,
-                         "-o", options, "-m", "fast", "-w", "-t", "60",
-                         "restart", timeout=120)
-
-    return {"nova": base + "nova", "cinder": base + "cinder",
-            "restart": restart}
-
-
-# --- MariaDB ------------------------------------------------------------
-
-
-def _first_binary(*names):
-    for name in names:
-        path = shutil.which(name) or (
-            "/usr/sbin/" + name if os.path.exists("/usr/sbin/" + name)
-            else None)
-        if path:
-            return path
-    return None
-
-
-@pytest.fixture(scope="module")
-def mariadb_urls(request):
-    """A private mariadbd on its own datadir, socket and port."""
-    server = _first_binary("mariadbd", "mysqld")
-    install_db = _first_binary("mariadb-install-db", "mysql_install_db")
-    if not server or not install_db:
-        pytest.skip("MariaDB server not installed: apt-get install "
-                    "mariadb-server")
-    tmp = tempfile.mkdtemp(prefix="ministack-mariadb-")
-    data = os.path.join(tmp, "data")
-    sock = os.path.join(tmp, "mysqld.sock")
-    log = os.path.join(tmp, "mariadb.err")
-    port = free_port()
-    server_proc = []    # the running mariadbd (restart() replaces it)
-
-    def _stop_server():
-        proc = server_proc.pop() if server_proc else None
-        if proc is not None and proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
-
-    def _stop():
-        _stop_server()
-        shutil.rmtree(tmp, ignore_errors=True)
-
-    request.addfinalizer(_stop)
-    # --no-defaults keeps /etc/mysql (the system instance's config) out.
-    executor.execute(install_db, "--no-defaults", "--datadir=" + data,
-                     "--user=root", "--auth-root-authentication-method=normal",
-                     "--skip-test-db", timeout=180)
-    admin = "mysql+pymysql://root@localhost/?unix_socket=%s" % sock
-
-    def _start_server():
-        # A long-running server has no executor equivalent: Popen, stopped
-        # by the finalizer above.
-        proc = subprocess.Popen(
-            [server, "--no-defaults", "--datadir=" + data,
-             "--socket=" + sock, "--port=%d" % port,
-             "--bind-address=127.0.0.1", "--user=root",
-             "--pid-file=" + os.path.join(tmp, "mariadbd.pid"),
-             "--log-error=" + log, "--skip-name-resolve",
-             "--innodb-flush-log-at-trx-commit=2"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL)
-        server_proc.append(proc)
-
-        def _up():
-            if proc.poll() is not None:
-                pytest.fail("mariadbd exited with %s" % proc.returncode)
-            _admin_execute(admin, ["SELECT 1"])
-            return True
-
-        _wait_for(_up, 60, "mariadbd", log)
-
-    def restart():
-        """Stop the server (dropping every connection) and start it."""
-        _stop_server()
-        _start_server()
-
-    _start_server()
-    _admin_execute(admin, [
-        "CREATE USER 'ministack'@'127.0.0.1' IDENTIFIED BY '%s'" % PASSWORD,
-        "CREATE DATABASE nova CHARACTER SET utf8mb4",
-        "CREATE DATABASE cinder CHARACTER SET utf8mb4",
-        "GRANT ALL ON nova.* TO 'ministack'@'127.0.0.1'",
-        "GRANT ALL ON cinder.* TO 'ministack'@'127.0.0.1'",
-    ])
-    base = "mysql+pymysql://ministack:%s@127.0.0.1:%d/" % (PASSWORD, port)
-    return {"nova": base + "nova?charset=utf8mb4",
-            "cinder": base + "cinder?charset=utf8mb4", "restart": restart}
-
-
-# --- SQLite (the default deployment), as the baseline --------------------
-
-
-@pytest.fixture(scope="module")
-def sqlite_urls(tmp_path_factory):
-    """Files, as devstack's default sqlite:///$DATA_DIR/<db>.sqlite."""
-    tmp = tmp_path_factory.mktemp("sqlite")
-    return {"nova": "sqlite:///%s/nova.sqlite" % tmp,
-            "cinder": "sqlite:///%s/cinder.sqlite" % tmp}
 
 
 # --- per-backend fixtures ------------------------------------------------

@@ -218,7 +218,9 @@ class Probe:
 
     def __init__(self, nova_db_url, name_template="instance-%08x",
                  libvirt_uri="qemu:///system"):
-        self.engine = sa.create_engine(nova_db_url)
+        # pre-ping: a database server restarted under a test (the
+        # database-restart fault) leaves dead pooled connections
+        self.engine = sa.create_engine(nova_db_url, pool_pre_ping=True)
         self.name_template = name_template
         self.uri = libvirt_uri
         self._conn = None

@@ -34,12 +34,23 @@ def assert_clean(stack, server, volume_ids, timeout=60):
         assert cinder.status(vid) == "available"
     from minicinder.volume import tgt
     for target in tgt.TgtAdm().show_targets():
-        if "volume-rc%s-" % stack["run"] in target["iqn"]:
+        if "volume-%s-" % stack["tag"] in target["iqn"]:
             assert target["acls"] == [], target
     out, _ = executor.execute("losetup", "--list", "--noheadings", "--raw",
                               "--output", "NAME,OFFSET,SIZELIMIT,BACK-FILE")
     ranges = [tuple(line.split(" ")[1:]) for line in out.splitlines()]
     assert len(ranges) == len(set(ranges)), "duplicate loop devices"
+
+
+def attach_ok(stack, server, vid):
+    """Attach through the API and wait until the guest sees the disk."""
+    resp = stack["nova"].attach(server, vid)
+    assert resp.status_code == 200, resp.text
+    stack["cinder_api"].wait_status(vid, "in-use")
+    dom = stack["probe"].domain_name(server)
+    journey.wait_for("volume in guest",
+                     lambda: stack["probe"].guest_dev_for(dom, vid),
+                     timeout=30)
 
 
 def event_of(stack, server, action):

@@ -17,6 +17,7 @@ its root disk. ``audit_clean`` runs ``ministack-audit --json`` on this
 stack's configs and checks that nothing of ours leaked.
 """
 
+import contextlib
 import json
 import subprocess
 
@@ -62,15 +63,25 @@ class Stack(dict):
              self["cinder"].conf_path, *extra],
             capture_output=True, text=True, timeout=300)
         assert proc.returncode != 3, proc.stderr
-        return proc.returncode, json.loads(proc.stdout)
+        try:
+            return proc.returncode, json.loads(proc.stdout)
+        except ValueError:
+            raise AssertionError("ministack-audit exited %s without a "
+                                 "report: %s" % (proc.returncode,
+                                                 proc.stderr[-3000:]))
 
 
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory):
-    private_stack.skip_unless_lab()
-    ps = private_stack.PrivateStack(tmp_path_factory.mktemp("recovery"),
-                                    "rc")
-    stack = Stack(run=ps.run, host=ps.host, image=ps.image,
+@contextlib.contextmanager
+def fault_stack(tmp, prefix, databases=None):
+    """A private stack with the settings above, as a :class:`Stack`.
+
+    :param databases: ``{"nova": url, "cinder": url}`` to run on a
+        database server instead of the default SQLite files.
+    """
+    ps = private_stack.PrivateStack(tmp, prefix)
+    if databases:
+        ps.nova_db, ps.cinder_db = databases["nova"], databases["cinder"]
+    stack = Stack(run=ps.run, tag=ps.tag, host=ps.host, image=ps.image,
                   nova_db=ps.nova_db, name_template=ps.name_template,
                   state=str(ps.state))
     try:
@@ -94,6 +105,13 @@ def stack(tmp_path_factory):
         # a test may have restarted a daemon: stop the current ones too
         ps.cleanup([stack[name] for name in ("compute", "api", "cinder")
                     if name in stack])
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    private_stack.skip_unless_lab()
+    with fault_stack(tmp_path_factory.mktemp("recovery"), "rc") as made:
+        yield made
 
 
 @pytest.fixture(scope="module")

@@ -22,16 +22,6 @@ pytestmark = pytest.mark.slow
 VIRSH = ("virsh", "-c", "qemu:///system")
 
 
-def _attach_ok(stack, server, vid):
-    resp = stack["nova"].attach(server, vid)
-    assert resp.status_code == 200, resp.text
-    stack["cinder_api"].wait_status(vid, "in-use")
-    dom = stack["probe"].domain_name(server)
-    journey.wait_for("volume in guest",
-                     lambda: stack["probe"].guest_dev_for(dom, vid),
-                     timeout=30)
-
-
 def _cinder(stack, method, path, **kw):
     """Raw Cinder calls acting as a service: the corruption tests go behind
     Nova's back on purpose, which Cinder refuses to plain users (409)."""
@@ -65,7 +55,7 @@ def _detach(stack, server, vid):
 
 def test_attachment_deleted_behind_novas_back(stack, guest, volumes):
     vid = volumes("corrupt-att")
-    _attach_ok(stack, guest, vid)
+    checks.attach_ok(stack, guest, vid)
     [att] = stack["cinder_api"].attachments(vid)
     assert _cinder(stack, "DELETE", "/attachments/%s" % att["id"]
                    ).status_code == 200
@@ -75,7 +65,7 @@ def test_attachment_deleted_behind_novas_back(stack, guest, volumes):
 
 def test_disk_removed_with_virsh(stack, guest, volumes):
     vid = volumes("corrupt-disk")
-    _attach_ok(stack, guest, vid)
+    checks.attach_ok(stack, guest, vid)
     dom = stack["probe"].domain_name(guest)
     executor.execute(*VIRSH, "detach-disk", dom, "vdb", "--live",
                      "--config")

@@ -44,16 +44,6 @@ shared = pytest.mark.skipif(
            "MINISTACK_SHARED_FAULTS=1 to run")
 
 
-def _attach_ok(stack, server, vid):
-    resp = stack["nova"].attach(server, vid)
-    assert resp.status_code == 200, resp.text
-    stack["cinder_api"].wait_status(vid, "in-use")
-    dom = stack["probe"].domain_name(server)
-    journey.wait_for("volume in guest",
-                     lambda: stack["probe"].guest_dev_for(dom, vid),
-                     timeout=30)
-
-
 def _running_event(stack, server, event):
     engine = sa.create_engine(stack["nova_db"])
     try:
@@ -106,7 +96,7 @@ def test_compute_killed_mid_attach(stack, guest, volumes):
 def test_compute_killed_mid_detach(stack, guest, volumes):
     cinder, probe = stack["cinder_api"], stack["probe"]
     vid = volumes("kill-detach")
-    _attach_ok(stack, guest, vid)
+    checks.attach_ok(stack, guest, vid)
     dom = probe.domain_name(guest)
     resp = stack["nova"].detach(guest, vid)
     assert resp.status_code == 202, resp.text
@@ -152,14 +142,14 @@ def _detach_while_compute_down(stack, guest, vid, meanwhile):
 
 def test_detach_cast_while_compute_down(stack, guest, volumes):
     vid = volumes("queued")
-    _attach_ok(stack, guest, vid)
+    checks.attach_ok(stack, guest, vid)
     _detach_while_compute_down(stack, guest, vid, lambda: time.sleep(5))
 
 
 def test_minicinder_stopped_during_detach(stack, guest, volumes):
     cinder, probe = stack["cinder_api"], stack["probe"]
     vid = volumes("cinder-down")
-    _attach_ok(stack, guest, vid)
+    checks.attach_ok(stack, guest, vid)
     dom = probe.domain_name(guest)
     checks.signal_daemon(stack["compute"], checks.SIGSTOP)
     try:
@@ -197,7 +187,7 @@ def _devstack(lib, *commands):
 def test_libvirtd_restarted(stack, guest, volumes):
     cinder = stack["cinder_api"]
     vid = volumes("libvirtd")
-    _attach_ok(stack, guest, vid)
+    checks.attach_ok(stack, guest, vid)
     took = _devstack("libvirt", "stop_process libvirtd libvirtd",
                      "start_libvirt")
     print("libvirtd restart took %.1fs" % took)
@@ -206,7 +196,7 @@ def test_libvirtd_restarted(stack, guest, volumes):
     assert stack["nova"].detach(guest, vid).status_code == 202
     cinder.wait_status(vid, "available", timeout=60)
     other = volumes("libvirtd2")
-    _attach_ok(stack, guest, other)
+    checks.attach_ok(stack, guest, other)
     assert stack["nova"].detach(guest, other).status_code == 202
     cinder.wait_status(other, "available", timeout=60)
     checks.assert_clean(stack, guest, [vid, other])
@@ -216,7 +206,7 @@ def test_libvirtd_restarted(stack, guest, volumes):
 def test_rabbitmq_restarted(stack, guest, volumes):
     cinder = stack["cinder_api"]
     vid = volumes("rabbit")
-    _attach_ok(stack, guest, vid)
+    checks.attach_ok(stack, guest, vid)
     _restart_rabbitmq()
 
     def detached():
@@ -259,7 +249,7 @@ def _queue(stack, name):
 def test_durable_cast_survives_broker_restart_while_compute_down(
         stack, guest, volumes):
     vid = volumes("durable")
-    _attach_ok(stack, guest, vid)
+    checks.attach_ok(stack, guest, vid)
     queue = "compute.%s" % stack["host"]
 
     def restart_broker():
@@ -284,7 +274,7 @@ def _export_rebuilt(vid):
 def test_tgtd_stopped(stack, guest, volumes):
     cinder, probe = stack["cinder_api"], stack["probe"]
     vid = volumes("tgtd")
-    _attach_ok(stack, guest, vid)
+    checks.attach_ok(stack, guest, vid)
     dom = probe.domain_name(guest)
     dev = probe.guest_dev_for(dom, vid)
     data = os.urandom(4096)
@@ -313,7 +303,7 @@ def test_tgtd_stopped(stack, guest, volumes):
     assert probe.read_block(dom, dev, len(data)) == data
     assert stack["nova"].detach(guest, vid).status_code == 202
     cinder.wait_status(vid, "available", timeout=60)
-    _attach_ok(stack, guest, other)     # and a new attach works again
+    checks.attach_ok(stack, guest, other)     # and a new attach works again
     assert stack["nova"].detach(guest, other).status_code == 202
     cinder.wait_status(other, "available", timeout=60)
     checks.assert_clean(stack, guest, [vid, other])
