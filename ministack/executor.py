@@ -26,16 +26,12 @@ def masked(argv):
     :data:`SECRET_OPTIONS` option (``--opt value`` or ``--opt=value``) is
     replaced by ``***``."""
     out = []
-    hide_next = False
     for part in argv:
-        if hide_next:
+        option, eq, _ = part.partition("=")
+        if out and out[-1] in SECRET_OPTIONS:
             out.append("***")
-            hide_next = False
-        elif part in SECRET_OPTIONS:
-            out.append(part)
-            hide_next = True
-        elif part.split("=", 1)[0] in SECRET_OPTIONS and "=" in part:
-            out.append(part.split("=", 1)[0] + "=***")
+        elif eq and option in SECRET_OPTIONS:
+            out.append(option + "=***")
         else:
             out.append(part)
     return out

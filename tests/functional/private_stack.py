@@ -32,6 +32,7 @@ Usage::
         ps.cleanup()
 """
 
+import contextlib
 import glob
 import json
 import os
@@ -42,6 +43,7 @@ import pytest
 from ministack import exception as ms_exception
 from ministack import executor
 from tests.functional import daemons
+from tests.functional.minicompute import journey
 
 VG = os.environ.get("MINISTACK_VG", "stack-volumes-lvmdriver-1")
 IMAGES_ROOT = os.environ.get("MINISTACK_IMAGES",
@@ -104,6 +106,48 @@ def smallest_flavor(nova):
     assert resp.status_code == 200, resp.text
     flavors = sorted(resp.json()["flavors"], key=lambda f: f["ram"])
     return flavors[0]["id"]
+
+
+@contextlib.contextmanager
+def servers(nova, image_id, name_prefix, count):
+    """``count`` ACTIVE servers (ids) of the smallest flavor, deleted, and
+    waited for, on exit."""
+    flavor = smallest_flavor(nova)
+    ids = []
+    try:
+        for i in range(count):
+            ids.append(nova.create_server(
+                journey.unique("%s-vm%d" % (name_prefix, i)), image_id,
+                flavor))
+        yield ids
+    finally:
+        for sid in ids:
+            nova.delete_server(sid)
+        for sid in ids:
+            try:
+                nova.wait_server(sid, "DELETED", timeout=120)
+            except journey.TimedOut:
+                pass
+
+
+@contextlib.contextmanager
+def volume_factory(cinder):
+    """``make(name, volume_type=None, size=1)`` -> a new available
+    volume's id; every volume made is force-removed on exit."""
+    made = []
+
+    def make(name="vol", volume_type=None, size=1):
+        journey.wait_for_vg_space(VG, size)
+        vid = cinder.create_volume(journey.unique(name), size=size,
+                                   volume_type=volume_type)
+        made.append(vid)
+        return vid
+
+    try:
+        yield make
+    finally:
+        for vid in made:
+            cinder.force_cleanup(vid)
 
 
 class PrivateStack:

@@ -206,12 +206,15 @@ def make_volume(raw, volume_group):
 
     yield _make
     for volume_id in created:
-        _force_cleanup(raw, volume_id)
+        force_cleanup(raw, volume_id)
 
 
-def _force_cleanup(raw, volume_id):
-    """Detach everything and delete; on failure remove the backend bits
-    directly so nothing leaks."""
+def force_cleanup(raw, volume_id, check=False):
+    """Reset the volume to available/detached and delete it.
+
+    :param check: fail (AssertionError) if it is not gone in time;
+        otherwise a fixture's cleanup goes on regardless.
+    """
     resp = raw("GET", "/volumes/%s" % volume_id)
     if resp.status_code == 404:
         return
@@ -222,7 +225,8 @@ def _force_cleanup(raw, volume_id):
     try:
         raw.wait_status(volume_id, "deleted")
     except AssertionError:
-        pass
+        if check:
+            raise
 
 
 def lv_names(volume_group):

@@ -6,21 +6,20 @@ import uuid
 import pytest
 import requests
 
+from tests.functional.minicinder.conftest import Raw
+from tests.functional.minicinder.conftest import force_cleanup
+
 MISSING = "9d0a3d4e-3c1b-4c59-9f11-000000000000"
 
 
 @pytest.fixture(scope="module")
 def volume_id(daemon):
-    from tests.functional.minicinder.conftest import Raw
     raw = Raw(daemon.url)
     resp = raw("POST", "/volumes", {"volume": {"size": 1}})
     vid = resp.json()["volume"]["id"]
     raw.wait_status(vid, "available")
     yield vid
-    raw("POST", "/volumes/%s/action" % vid, {"os-reset_status": {
-        "status": "available", "attach_status": "detached"}})
-    raw("DELETE", "/volumes/%s" % vid)
-    raw.wait_status(vid, "deleted")
+    force_cleanup(raw, vid, check=True)
 
 
 def _fault(resp, code, name):

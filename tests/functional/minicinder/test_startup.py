@@ -11,6 +11,7 @@ from ministack import executor
 from tests.functional.minicinder.conftest import NOVA
 from tests.functional.minicinder.conftest import Daemon
 from tests.functional.minicinder.conftest import Raw
+from tests.functional.minicinder.conftest import force_cleanup
 from tests.functional.minicinder.conftest import iscsi_inq
 
 
@@ -76,11 +77,7 @@ def test_restart_rebuilds_exports(tmp_path, volume_group):
                    headers=NOVA).status_code == 200
     finally:
         if volume_id:
-            raw("POST", "/volumes/%s/action" % volume_id, {
-                "os-reset_status": {"status": "available",
-                                    "attach_status": "detached"}})
-            raw("DELETE", "/volumes/%s" % volume_id)
-            raw.wait_status(volume_id, "deleted")
+            force_cleanup(raw, volume_id, check=True)
         daemon.stop()
 
 

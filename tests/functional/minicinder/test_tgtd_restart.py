@@ -18,6 +18,7 @@ from minicinder.volume import tgt
 from tests.functional.minicinder.conftest import NOVA
 from tests.functional.minicinder.conftest import Daemon
 from tests.functional.minicinder.conftest import Raw
+from tests.functional.minicinder.conftest import force_cleanup
 from tests.functional.minicinder.conftest import iscsi_inq
 
 DEVSTACK = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -100,9 +101,5 @@ def test_attached_volume_export_survives_tgtd_restart(tmp_path,
                    headers=NOVA).status_code == 200
     finally:
         if volume_id:
-            raw("POST", "/volumes/%s/action" % volume_id, {
-                "os-reset_status": {"status": "available",
-                                    "attach_status": "detached"}})
-            raw("DELETE", "/volumes/%s" % volume_id)
-            raw.wait_status(volume_id, "deleted")
+            force_cleanup(raw, volume_id, check=True)
         daemon.stop()

@@ -21,7 +21,6 @@ from tests.functional import private_stack
 from tests.functional.minicompute import journey
 from ministack import context
 
-VG = private_stack.VG
 
 
 @pytest.fixture(scope="module")
@@ -50,41 +49,16 @@ def stack(tmp_path_factory):
 @pytest.fixture(scope="module")
 def guests(stack):
     """Two ACTIVE servers on our compute host, deleted at module end."""
-    nova = stack["nova"]
-    flavor = private_stack.smallest_flavor(nova)
-    ids = []
-    try:
-        for i in range(2):
-            ids.append(nova.create_server(
-                journey.unique("fc%s-vm%d" % (stack["run"], i)),
-                stack["image"]["id"], flavor))
+    with private_stack.servers(stack["nova"], stack["image"]["id"],
+                               "fc%s" % stack["run"], 2) as ids:
         yield ids
-    finally:
-        for sid in ids:
-            nova.delete_server(sid)
-        for sid in ids:
-            try:
-                nova.wait_server(sid, "DELETED", timeout=120)
-            except journey.TimedOut:
-                pass
 
 
 @pytest.fixture
 def volumes(stack):
     """Factory of volumes that are force-removed after the test."""
-    cinder = stack["cinder"]
-    made = []
-
-    def make(name="vol", volume_type=None, size=1):
-        journey.wait_for_vg_space(VG, size)
-        vid = cinder.create_volume(journey.unique(name), size=size,
-                                   volume_type=volume_type)
-        made.append(vid)
-        return vid
-
-    yield make
-    for vid in made:
-        cinder.force_cleanup(vid)
+    with private_stack.volume_factory(stack["cinder"]) as make:
+        yield make
 
 
 @pytest.fixture(scope="module")

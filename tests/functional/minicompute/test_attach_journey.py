@@ -15,11 +15,12 @@ import time
 
 import pytest
 
+from tests.functional import private_stack
 from tests.functional.minicompute import journey
 
 pytestmark = pytest.mark.slow
 
-VG = os.environ.get("MINISTACK_VG", "stack-volumes-lvmdriver-1")
+VG = private_stack.VG
 ORDER = ["available", "reserved", "attaching", "in-use", "detaching"]
 
 

@@ -27,7 +27,6 @@ from tests.functional import daemons
 from tests.functional import private_stack
 from tests.functional.minicompute import journey
 
-VG = private_stack.VG
 
 
 class Stack(dict):
@@ -82,7 +81,8 @@ def fault_stack(tmp, prefix, databases=None):
     if databases:
         ps.nova_db, ps.cinder_db = databases["nova"], databases["cinder"]
     stack = Stack(run=ps.run, tag=ps.tag, host=ps.host, image=ps.image,
-                  nova_db=ps.nova_db, name_template=ps.name_template,
+                  nova_db=ps.nova_db, cinder_db=ps.cinder_db,
+                  name_template=ps.name_template,
                   state=str(ps.state))
     try:
         cinder = ps.start_cinder({"DEFAULT": {"export_check_interval": 2}})
@@ -117,32 +117,13 @@ def stack(tmp_path_factory):
 @pytest.fixture(scope="module")
 def guest(stack):
     """One ACTIVE server on our compute host, deleted at module end."""
-    nova = stack["nova"]
-    flavor = private_stack.smallest_flavor(nova)
-    sid = nova.create_server(journey.unique("rc%s-vm" % stack["run"]),
-                             stack["image"]["id"], flavor)
-    try:
+    with private_stack.servers(stack["nova"], stack["image"]["id"],
+                               stack["tag"], 1) as [sid]:
         yield sid
-    finally:
-        nova.delete_server(sid)
-        try:
-            nova.wait_server(sid, "DELETED", timeout=120)
-        except journey.TimedOut:
-            pass
 
 
 @pytest.fixture
 def volumes(stack):
     """Factory of volumes force-removed after the test."""
-    cinder = stack["cinder_api"]
-    made = []
-
-    def make(name="vol"):
-        journey.wait_for_vg_space(VG, 1)
-        vid = cinder.create_volume(journey.unique(name), size=1)
-        made.append(vid)
-        return vid
-
-    yield make
-    for vid in made:
-        cinder.force_cleanup(vid)
+    with private_stack.volume_factory(stack["cinder_api"]) as make:
+        yield make

@@ -6,7 +6,6 @@ The compute's own reconciler would repair most of these too, after its
 is checked here is the audit. Each case starts from one attached volume.
 """
 
-import json
 import uuid
 
 import pytest
@@ -14,6 +13,7 @@ import requests
 import sqlalchemy as sa
 
 from ministack import executor
+from tests.functional import private_stack
 from tests.functional.minicompute import journey
 from tests.functional.recovery import checks
 
@@ -130,10 +130,7 @@ def _orphan_and_acl(stack, guest, vid):
 
 def test_volume_status_and_loop_device(stack, guest, volumes):
     vid = volumes("corrupt-status")
-    url = json.loads(json.dumps(stack["cinder"].conf_path))
-    cinder_db = [line.split("=", 1)[1].strip() for line in open(url)
-                 if line.startswith("connection")][0]
-    engine = sa.create_engine(cinder_db)
+    engine = sa.create_engine(stack["cinder_db"])
     with engine.begin() as conn:
         conn.execute(sa.text("UPDATE volumes SET status='in-use', "
                              "attach_status='attached' WHERE id=:v"),
@@ -142,8 +139,8 @@ def test_volume_status_and_loop_device(stack, guest, volumes):
     _find_and_fix(stack, "in_use_without_attachment")
     # A second loop device over the volume's LV.
     from minicinder.volume import lvm
-    vg = lvm.LVM(checks_vg())
-    name = "volume-rc%s-%s" % (stack["run"], vid)
+    vg = lvm.LVM(private_stack.VG)
+    name = "volume-%s-%s" % (stack["tag"], vid)
     pv, offset, size = vg.extent_range(name)
     out, _ = executor.execute("losetup", "--show", "-f", "-o", offset,
                               "--sizelimit", size, pv)
@@ -156,11 +153,6 @@ def test_volume_status_and_loop_device(stack, guest, volumes):
     checks.assert_clean(stack, guest, [vid])
 
 
-def checks_vg():
-    from tests.functional.recovery import conftest
-    return conftest.VG
-
-
 def test_lv_removed_behind_cinders_back(stack, guest, volumes):
     """The LVM ledger loses a volume: its data is gone, so the repair is
     to mark the volume ``error`` (nobody can attach it), after which it
@@ -168,7 +160,8 @@ def test_lv_removed_behind_cinders_back(stack, guest, volumes):
     from minicinder.volume import lvm
     cinder = stack["cinder_api"]
     vid = volumes("corrupt-lv")
-    lvm.LVM(checks_vg()).delete_volume("volume-rc%s-%s" % (stack["run"], vid))
+    lvm.LVM(private_stack.VG).delete_volume(
+        "volume-%s-%s" % (stack["tag"], vid))
     _find_and_fix(stack, "volume_without_lv")
     assert cinder.status(vid) == "error"
     assert stack["nova"].attach(guest, vid).status_code == 400

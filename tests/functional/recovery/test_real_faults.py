@@ -68,23 +68,30 @@ def _event_details(stack, server, action):
     return event["result"], event["details"] or ""
 
 
-def test_compute_killed_mid_attach(stack, guest, volumes):
-    cinder, probe = stack["cinder_api"], stack["probe"]
-    vid = volumes("kill-attach")
-    resp = stack["nova"].attach(guest, vid)
-    assert resp.status_code == 200, resp.text
+def _kill_compute_waiting_for_cinder(stack, what, reached, timeout):
+    """Hold minicinder (SIGSTOP) until ``reached()``, then SIGKILL the
+    host mid-call; minicinder resumes and the host is started again (its
+    start-up recovery settles the flow)."""
     checks.signal_daemon(stack["cinder"], checks.SIGSTOP)
     try:
-        journey.wait_for("attach running on the host", lambda:
-                         _running_event(stack, guest,
-                                        "compute_attach_volume"),
-                         timeout=20)
-        time.sleep(1)   # the host is now waiting for attachment_update
+        journey.wait_for(what, reached, timeout=timeout)
+        time.sleep(1)   # the host is now blocked on its call to Cinder
         checks.signal_daemon(stack["compute"], checks.SIGKILL)
         stack["compute"].proc.wait(10)
     finally:
         checks.signal_daemon(stack["cinder"], checks.SIGCONT)
     stack.restart("compute")
+
+
+def test_compute_killed_mid_attach(stack, guest, volumes):
+    cinder, probe = stack["cinder_api"], stack["probe"]
+    vid = volumes("kill-attach")
+    resp = stack["nova"].attach(guest, vid)
+    assert resp.status_code == 200, resp.text
+    # the host will be waiting for attachment_update when it dies
+    _kill_compute_waiting_for_cinder(
+        stack, "attach running on the host",
+        lambda: _running_event(stack, guest, "compute_attach_volume"), 20)
     cinder.wait_status(vid, "available", timeout=60)
     assert probe.bdm(guest, vid) is None
     result, details = _event_details(stack, guest, "attach_volume")
@@ -100,17 +107,10 @@ def test_compute_killed_mid_detach(stack, guest, volumes):
     dom = probe.domain_name(guest)
     resp = stack["nova"].detach(guest, vid)
     assert resp.status_code == 202, resp.text
-    checks.signal_daemon(stack["cinder"], checks.SIGSTOP)
-    try:
-        # The guest lets go, then the host blocks on attachment_delete.
-        journey.wait_for("disk unplugged", lambda: "vdb" not in
-                         probe.domblklist(dom), timeout=30)
-        time.sleep(1)
-        checks.signal_daemon(stack["compute"], checks.SIGKILL)
-        stack["compute"].proc.wait(10)
-    finally:
-        checks.signal_daemon(stack["cinder"], checks.SIGCONT)
-    stack.restart("compute")
+    # The guest lets go, then the host blocks on attachment_delete.
+    _kill_compute_waiting_for_cinder(
+        stack, "disk unplugged", lambda: "vdb" not in probe.domblklist(dom),
+        30)
     cinder.wait_status(vid, "available", timeout=60)
     journey.wait_for("BDM gone", lambda: probe.bdm(guest, vid) is None)
     result, details = _event_details(stack, guest, "detach_volume")
