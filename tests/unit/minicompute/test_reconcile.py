@@ -24,6 +24,13 @@ def _age(bdm_id, seconds=600):
             id=bdm_id).update({"updated_at": old, "created_at": old})
 
 
+def _wait_attached(volume_api, vid, reconciler):
+    """The volume is in-use *and* the attach cast has finished: until its
+    event ends, the reconciler leaves the instance alone (in flight)."""
+    tm._wait(lambda: volume_api.volumes[vid]["status"] == "in-use")
+    tm._wait(lambda: not reconciler.in_flight())
+
+
 @pytest.fixture
 def reconciler(stack):
     svc = stack[0]
@@ -77,7 +84,7 @@ def test_orphan_attachment_and_lost_disk(ctxt, stack, server, reconciler):
     svc, client, driver, volume_api = stack
     vid = volume_api.create()
     bdm = tm._api_attach(ctxt, client, volume_api, server, vid)
-    tm._wait(lambda: volume_api.volumes[vid]["status"] == "in-use")
+    _wait_attached(volume_api, vid, reconciler)
     _age(bdm["id"])
     assert reconciler.run() == []
     # The disk vanishes from the guest: it is plugged back.
@@ -119,7 +126,7 @@ def test_in_use_volume_without_attachment_is_reset(ctxt, stack, server,
     svc, client, driver, volume_api = stack
     vid = volume_api.create()
     bdm = tm._api_attach(ctxt, client, volume_api, server, vid)
-    tm._wait(lambda: volume_api.volumes[vid]["status"] == "in-use")
+    _wait_attached(volume_api, vid, reconciler)
     _age(bdm["id"])
     volume_api.attachments.clear()          # status left at in-use
     found = reconciler.run(fix=True)
@@ -138,7 +145,7 @@ def test_volume_attached_elsewhere_is_not_reset(ctxt, stack, server,
     svc, client, driver, volume_api = stack
     vid = volume_api.create(multiattach=True)
     bdm = tm._api_attach(ctxt, client, volume_api, server, vid)
-    tm._wait(lambda: volume_api.volumes[vid]["status"] == "in-use")
+    _wait_attached(volume_api, vid, reconciler)
     _age(bdm["id"])
     other = volume_api.attachment_create(ctxt, vid, "other-server")
     volume_api.attachments[other["id"]]["attach_status"] = "attached"
