@@ -212,6 +212,26 @@ class Nova:
         assert resp.status_code == 200, resp.text
         return resp.json()["instanceAction"]
 
+    def finished_action(self, server_id, action, timeout=30):
+        """The newest ``action`` of the server once its events have ended.
+
+        A compute event ends just after the flow's last write to the
+        ledgers (volume status, BDM), so a test that saw that write must
+        still wait for the event's result.
+        """
+        def ended():
+            latest = next((a for a in self.actions(server_id)
+                           if a["action"] == action), None)
+            if latest is None:
+                return None
+            detail = self.action(server_id, latest["request_id"])
+            events = detail.get("events") or []
+            if events and all(e["result"] for e in events):
+                return detail
+            return None
+        return wait_for("%s events of %s ended" % (action, server_id),
+                        ended, timeout=timeout)
+
 
 class Probe:
     """What an operator would look at: nova DB, virsh, the guest."""

@@ -113,9 +113,8 @@ def test_attach_detach_on_running_guest(stack, guests, volumes):
     assert nova.attachments(server) == []
     assert cinder.attachments(vid) == []
 
-    actions = {a["action"]: a for a in nova.actions(server)}
     for name in ("attach_volume", "detach_volume"):
-        detail = nova.action(server, actions[name]["request_id"])
+        detail = nova.finished_action(server, name)
         events = {e["event"]: e["result"] for e in detail["events"]}
         assert events == {"compute_%s" % name: "Success"}, detail
 

@@ -85,12 +85,16 @@ def test_api_phase_leaves_volume_reserved_and_bdm_unwired(
     cinder.wait_status(vid, "in-use")
     row = probe.bdm(server, vid)
     assert json.loads(row["connection_info"])["serial"] == vid
-    events = db_api.action_events_get(admin_ctxt, db_api.
-                                      action_get_by_request_id(
-                                          admin_ctxt, server,
-                                          admin_ctxt.request_id).id)
-    assert [(e.event, e.result) for e in events] == [
-        ("compute_attach_volume", "Success")]
+    action = db_api.action_get_by_request_id(admin_ctxt, server,
+                                             admin_ctxt.request_id)
+
+    def events():
+        return [(e.event, e.result)
+                for e in db_api.action_events_get(admin_ctxt, action.id)]
+    # The event ends just after attachment_complete made the volume in-use.
+    journey.wait_for("attach event ended", lambda: events()[0][1],
+                     timeout=30)
+    assert events() == [("compute_attach_volume", "Success")]
 
     resp = stack["nova"].detach(server, vid)
     assert resp.status_code == 202, resp.text

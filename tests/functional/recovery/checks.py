@@ -53,10 +53,13 @@ def attach_ok(stack, server, vid):
                      timeout=30)
 
 
-def event_of(stack, server, action):
+def event_of(stack, server, action, finished=False):
     """The newest ``action`` of the server with its events (2.84: the
-    events carry ``details``, the reason of a failure)."""
+    events carry ``details``, the reason of a failure); ``finished``
+    waits for its events to end first."""
     nova = journey.Nova(stack["api"].url, version="2.84")
+    if finished:
+        return nova.finished_action(server, action)
     latest = next(a for a in nova.actions(server) if a["action"] == action)
     return nova.action(server, latest["request_id"])
 

@@ -57,10 +57,11 @@ def _running_event(stack, server, event):
         engine.dispose()
 
 
-def _event_details(stack, server, action):
+def _event_details(stack, server, action, finished=False):
     """``(result, details)`` of the compute event of ``action``, or
-    ``(None, "")`` while the host has not started that event yet."""
-    detail = checks.event_of(stack, server, action)
+    ``(None, "")`` while the host has not started that event yet;
+    ``finished`` waits for it to end."""
+    detail = checks.event_of(stack, server, action, finished=finished)
     event = {e["event"]: e for e in detail["events"]}.get(
         "compute_%s" % action)
     if event is None:
@@ -94,7 +95,8 @@ def test_compute_killed_mid_attach(stack, guest, volumes):
         lambda: _running_event(stack, guest, "compute_attach_volume"), 20)
     cinder.wait_status(vid, "available", timeout=60)
     assert probe.bdm(guest, vid) is None
-    result, details = _event_details(stack, guest, "attach_volume")
+    result, details = _event_details(stack, guest, "attach_volume",
+                                      finished=True)
     assert result == "Error" and "interrupted" in details, details
     assert "rolled back" in details, details
     checks.assert_clean(stack, guest, [vid])
@@ -113,7 +115,8 @@ def test_compute_killed_mid_detach(stack, guest, volumes):
         30)
     cinder.wait_status(vid, "available", timeout=60)
     journey.wait_for("BDM gone", lambda: probe.bdm(guest, vid) is None)
-    result, details = _event_details(stack, guest, "detach_volume")
+    result, details = _event_details(stack, guest, "detach_volume",
+                                      finished=True)
     assert result == "Error" and "interrupted" in details, details
     checks.assert_clean(stack, guest, [vid])
 
@@ -135,7 +138,8 @@ def _detach_while_compute_down(stack, guest, vid, meanwhile):
         stack.restart("compute")
     cinder.wait_status(vid, "available", timeout=60)
     journey.wait_for("BDM gone", lambda: probe.bdm(guest, vid) is None)
-    result, _ = _event_details(stack, guest, "detach_volume")
+    result, _ = _event_details(stack, guest, "detach_volume",
+                                finished=True)
     assert result == "Success"
     checks.assert_clean(stack, guest, [vid])
 

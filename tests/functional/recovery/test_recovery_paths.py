@@ -43,7 +43,7 @@ def _attached(stack, server, vid):
 
 
 def _assert_failed_event(stack, server, action, *words):
-    detail = checks.event_of(stack, server, action)
+    detail = checks.event_of(stack, server, action, finished=True)
     events = {e["event"]: e for e in detail["events"]}
     event = events["compute_%s" % action]
     assert event["result"] == "Error", detail

@@ -167,9 +167,13 @@ def test_reserve_timeout_is_409_and_leaves_nothing(api, make_server, volumes,
     assert status == 409, body
     gate.set()  # the host now creates the BDM late...
     import time
-    time.sleep(0.5)
-    # ...and the next attach is not blocked by a stale BDM forever: the
-    # late BDM has no attachment_id, hidden at 2.89.
+    deadline = time.monotonic() + 5
+    while not _bdms(server_id) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    [late] = _bdms(server_id)
+    assert late.attachment_id is None
+    # ...and it is not shown as an attachment: without attachment_id it is
+    # hidden at 2.89.
     assert api.get(BASE % server_id, version="2.89")[1][
         "volumeAttachments"] == []
     assert volumes.attachments == {}
