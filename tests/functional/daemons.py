@@ -133,11 +133,23 @@ def start_daemon(name, sections, tmp_path, ready=None, port_option=None,
     log_path = os.path.join(str(tmp_path), "%s.log" % name)
     sections.setdefault("DEFAULT", {}).setdefault("log_file", log_path)
     write_config(conf_path, sections)
-    out = open(log_path + ".stdout", "w")
-    proc = subprocess.Popen(
-        [binary_path(name), "--config-file", conf_path, *extra_args],
-        stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    out.close()
+    return _launch(name, conf_path, log_path, port, ready, timeout,
+                   extra_args)
+
+
+def restart_daemon(daemon, ready=None, timeout=60):
+    """Start a stopped ``daemon`` again on its config, log and port;
+    ``ready`` as for :func:`start_daemon`. Returns the new Daemon."""
+    return _launch(daemon.name, daemon.conf_path, daemon.log_path,
+                   daemon.port, ready, timeout, append=True)
+
+
+def _launch(name, conf_path, log_path, port, ready, timeout, extra_args=(),
+            append=False):
+    with open(log_path + ".stdout", "a" if append else "w") as out:
+        proc = subprocess.Popen(
+            [binary_path(name), "--config-file", conf_path, *extra_args],
+            stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     daemon = Daemon(name, proc, conf_path, log_path, port)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -36,6 +36,7 @@ import contextlib
 import glob
 import json
 import os
+import signal
 import uuid
 
 import pytest
@@ -239,7 +240,7 @@ class PrivateStack:
         one stopped), then remove what this run left behind."""
         for daemon in list(extra_daemons) + list(reversed(self.started)):
             try:
-                os.kill(daemon.pid, 18)         # SIGCONT
+                os.kill(daemon.pid, signal.SIGCONT)
             except OSError:
                 pass
             daemon.stop()

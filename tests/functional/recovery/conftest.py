@@ -28,30 +28,21 @@ from tests.functional import private_stack
 from tests.functional.minicompute import journey
 
 
-
 class Stack(dict):
     """The daemons plus helpers to fault them."""
 
     def restart(self, name, timeout=90):
         """Start daemon ``name`` again with its config (after a stop)."""
         old = self[name]
-        marker = len(old.log())
-        with open(old.log_path + ".stdout", "a") as out:
-            proc = subprocess.Popen(
-                [daemons.binary_path(old.name), "--config-file",
-                 old.conf_path], stdout=out, stderr=subprocess.STDOUT,
-                start_new_session=True)
-        new = daemons.Daemon(old.name, proc, old.conf_path, old.log_path,
-                             old.port)
         if name == "compute":
-            def ready():
-                return "serving topic" in new.log()[marker:]
+            marker = len(old.log())
+
+            def ready(daemon):
+                return "serving topic" in daemon.log()[marker:]
         else:
-            def ready():
-                return daemons.http_ready("/")(new)
-        journey.wait_for("%s ready" % name, ready, timeout=timeout)
-        self[name] = new
-        return new
+            ready = daemons.http_ready("/")
+        self[name] = daemons.restart_daemon(old, ready, timeout)
+        return self[name]
 
     def audit(self, *extra):
         """``ministack-audit --json`` on this stack: (rc, report)."""
@@ -100,8 +91,9 @@ def fault_stack(tmp, prefix, databases=None):
                      nova=journey.Nova(api.url),
                      probe=journey.Probe(ps.nova_db, ps.name_template))
         yield stack
-        stack["probe"].close()
     finally:
+        if "probe" in stack:
+            stack["probe"].close()
         # a test may have restarted a daemon: stop the current ones too
         ps.cleanup([stack[name] for name in ("compute", "api", "cinder")
                     if name in stack])
