@@ -190,21 +190,32 @@ class FakeComputeManager:
     def terminate_instance(self, ctxt, instance):
         self._record("terminate_instance", instance=instance)
 
-    def wait_for_cast(self, name, timeout=5):
-        """The kwargs of the first cast of ``name`` (casts may reorder)."""
+    def _casts_for(self, instance_uuid):
+        return [(name, kwargs) for name, kwargs in list(self.casts)
+                if kwargs["instance"]["uuid"] == instance_uuid]
+
+    def wait_for_cast(self, name, instance_uuid, timeout=5):
+        """The kwargs of the first cast of ``name`` for the instance.
+
+        Scoped to one instance: the RPC server lives for the whole
+        session, so a cast an earlier test sent may land during this one.
+        """
         import time
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            for cast_name, kwargs in list(self.casts):
+            for cast_name, kwargs in self._casts_for(instance_uuid):
                 if cast_name == name:
                     return kwargs
             time.sleep(0.01)
-        raise AssertionError("no %s cast received" % name)
+        raise AssertionError("no %s cast received for %s"
+                             % (name, instance_uuid))
 
-    def wait_for_casts(self, count, timeout=5):
-        """Casts are asynchronous even on fake:/; wait for ``count``."""
+    def wait_for_casts(self, count, instance_uuid, timeout=5):
+        """Casts are asynchronous even on fake:/; wait for ``count`` of
+        the instance's and return them (casts may reorder)."""
         import time
         deadline = time.monotonic() + timeout
-        while len(self.casts) < count and time.monotonic() < deadline:
+        while len(self._casts_for(instance_uuid)) < count and \
+                time.monotonic() < deadline:
             time.sleep(0.01)
-        return self.casts
+        return self._casts_for(instance_uuid)

@@ -21,7 +21,7 @@ def test_create_casts_build(api, compute):
     assert set(server) == {"id", "links", "OS-DCF:diskConfig",
                            "security_groups", "adminPass"}
     assert headers["Location"].endswith("/v2.1/servers/" + server["id"])
-    (name, kwargs), = compute.wait_for_casts(1)
+    (name, kwargs), = compute.wait_for_casts(1, server["id"])
     assert name == "build_and_run_instance"
     assert kwargs["instance"]["uuid"] == server["id"]
     assert kwargs["instance"]["host"] == "host1"
@@ -177,7 +177,7 @@ def test_stop_start(api, make_server, compute, admin_ctxt):
     assert status == 409
     assert "vm_state stopped" in body["conflictingRequest"]["message"]
     assert api.post(url, {"os-start": None})[0] == 202
-    names = [c[0] for c in compute.wait_for_casts(3)]
+    names = [c[0] for c in compute.wait_for_casts(3, server_id)]
     assert sorted(names) == ["build_and_run_instance", "start_instance",
                              "stop_instance"]
     actions = [a.action for a in db_api.action_get_all(admin_ctxt,
@@ -204,8 +204,8 @@ def test_delete_casts_terminate(api, make_server, compute, admin_ctxt):
     assert status == 204
     assert db_api.instance_get(admin_ctxt, server_id).task_state == \
         "deleting"
-    assert compute.wait_for_cast("terminate_instance")["instance"][
-        "uuid"] == server_id
+    assert compute.wait_for_cast("terminate_instance", server_id)[
+        "instance"]["uuid"] == server_id
     assert api.delete("/v2.1/servers/" + server_id)[0] == 204
 
 

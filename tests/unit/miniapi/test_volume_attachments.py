@@ -38,7 +38,7 @@ def test_attach_sequence(api, make_server, volumes, compute):
     assert bdm.attachment_id in volumes.attachments
     assert bdm.delete_on_termination is True
     assert bdm.connection_info is None
-    cast = compute.wait_for_cast("attach_volume")
+    cast = compute.wait_for_cast("attach_volume", server_id)
     assert cast["bdm"]["attachment_id"] == bdm.attachment_id
     assert cast["instance"]["uuid"] == server_id
     actions = db_api.action_get_all(context.get_admin_context(), server_id)
@@ -282,7 +282,7 @@ def test_detach_sequence(api, make_server, volumes, compute):
     status, body, _ = api.delete(BASE % server_id + "/" + volume_id)
     assert status == 202 and body is None
     assert volumes.volumes[volume_id]["status"] == "detaching"
-    cast = compute.wait_for_cast("detach_volume")
+    cast = compute.wait_for_cast("detach_volume", server_id)
     assert cast["attachment_id"] == bdm.attachment_id
     assert cast["volume_id"] == volume_id
     actions = db_api.action_get_all(context.get_admin_context(), server_id)
