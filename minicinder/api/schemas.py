@@ -7,10 +7,13 @@ because OSC sends explicit nulls (openstack-clients.md §3.1).
 
 import copy
 
+from minicinder.api import connector as connector_schema
+
 uuid = {"type": "string", "format": "uuid"}
 nullable_uuid = {"type": ["string", "null"], "format": "uuid"}
 name = {"type": ["string", "null"], "maxLength": 255}
-connector = {"type": "object"}
+connector = connector_schema.connector
+nullable_connector = connector_schema.nullable_connector
 metadata = {"type": ["object", "null"],
             "additionalProperties": {"type": "string", "maxLength": 255},
             "propertyNames": {"minLength": 1, "maxLength": 255}}
@@ -31,7 +34,7 @@ attachment_create = _one("attachment", {
     "volume_uuid": uuid,
     # cinderclient sends null when no instance is given.
     "instance_uuid": nullable_uuid,
-    "connector": {"type": ["object", "null"]},
+    "connector": nullable_connector,
 }, required=["volume_uuid"])
 
 attachment_create_v354 = copy.deepcopy(attachment_create)
@@ -41,7 +44,7 @@ attachment_create_v354["properties"]["attachment"]["properties"]["mode"] = {
     "type": ["string", "null"], "enum": ["rw", "ro", None]}
 
 attachment_update = _one("attachment", {
-    "connector": {"type": "object", "minProperties": 1},
+    "connector": dict(connector, minProperties=1),
 }, required=["connector"])
 
 attachment_complete = {
@@ -125,7 +128,7 @@ volume_actions = {
     "os-force_detach": {
         "type": ["object", "null"],
         "properties": {"attachment_id": nullable_uuid,
-                       "connector": {"type": ["object", "null"]}},
+                       "connector": nullable_connector},
         "additionalProperties": False},
     "os-reset_status": {
         "type": "object",

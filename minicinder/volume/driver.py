@@ -18,6 +18,8 @@ import dataclasses
 import secrets
 import string
 
+from minicinder.volume import iscsi_names
+
 
 @dataclasses.dataclass(frozen=True)
 class VolumeRef:
@@ -56,13 +58,22 @@ def parse_provider_auth(provider_auth):
 def require_initiator(connector):
     """The connector's iSCSI initiator name, which the ACL admits.
 
-    :raises InvalidConnector: the connector has none.
+    :raises InvalidConnector: the connector has none, or not a
+        well-formed iSCSI name (the API refuses those first).
     """
     from minicinder import exception
     initiator = (connector or {}).get("initiator")
-    if not initiator or not isinstance(initiator, str):
+    if not iscsi_names.is_valid(initiator):
         raise exception.InvalidConnector(missing="initiator")
     return initiator
+
+
+def recorded_tid(provider_location):
+    """The target id in ``"<portal>,<tid> <iqn> <lun>"``, or None."""
+    try:
+        return int(provider_location.split(" ", 1)[0].rsplit(",", 1)[1])
+    except (AttributeError, IndexError, ValueError):
+        return None
 
 
 class VolumeDriver(abc.ABC):
@@ -100,7 +111,11 @@ class VolumeDriver(abc.ABC):
 
     @abc.abstractmethod
     def ensure_export(self, volume, initiators):
-        """Rebuild the export and its ACL at start-up (idempotent)."""
+        """Rebuild the export and its ACL at start-up (idempotent).
+
+        :returns: dict of columns to persist (``provider_location`` when
+            the rebuilt export differs from the record), may be empty.
+        """
 
     @abc.abstractmethod
     def missing_exports(self, expected):

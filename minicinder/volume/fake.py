@@ -63,6 +63,7 @@ class FakeDriver(driver.VolumeDriver):
     def ensure_export(self, volume, initiators):
         self._maybe_fail("ensure_export")
         self.exports.setdefault(volume.id, set()).update(initiators)
+        return {}
 
     def missing_exports(self, expected):
         self._maybe_fail("missing_exports")

@@ -23,6 +23,7 @@ from minicinder import exception
 from minicinder.volume import driver
 from minicinder.volume import lvm
 from minicinder.volume import tgt
+from minicinder.volume import tgtd_socket
 from ministack import exception as ms_exception
 from ministack import executor
 
@@ -45,7 +46,8 @@ def translate_errors(fn):
         try:
             return fn(*args, **kwargs)
         except (ms_exception.ProcessExecutionError, lvm.VolumeNotFound,
-                lvm.NotContiguous) as exc:
+                lvm.NotContiguous, tgt.UnexpectedOutput,
+                tgt.TgtdError) as exc:
             raise exception.VolumeBackendError(
                 reason="%s: %s" % (fn.__name__, exc.format_message()))
     return wrapper
@@ -54,11 +56,12 @@ def translate_errors(fn):
 class LVMTgtDriver(driver.VolumeDriver):
     """Thick LVM volumes exported by tgt with CHAP and initiator ACLs."""
 
-    def __init__(self, conf, execute=executor.execute):
+    def __init__(self, conf, execute=executor.execute,
+                 new_account=tgtd_socket.new_account):
         self.conf = conf
         self._execute = execute
         self.vg = lvm.LVM(conf.volume_group, execute=execute)
-        self.tgt = tgt.TgtAdm(execute=execute)
+        self.tgt = tgt.TgtAdm(execute=execute, new_account=new_account)
         self._devices = {}   # lv name -> (path, identity read from sysfs)
 
     # --- set-up ---
@@ -86,6 +89,19 @@ class LVMTgtDriver(driver.VolumeDriver):
 
     def _portal(self):
         return "%s:%s" % (self.conf.target_ip_address, self.conf.target_port)
+
+    def _location(self, volume, tid):
+        return "%s,%s %s 1" % (self._portal(), tid, self._iqn(volume))
+
+    def _recorded_target(self, volume):
+        """The target tgtd lists under the tid on record for ``volume``,
+        if it carries the volume's IQN; None when tgtd no longer agrees
+        with the record (tgtd restarted, or the target is gone)."""
+        tid = driver.recorded_tid(volume.provider_location)
+        target = self.tgt.target_by_tid(tid) if tid is not None else None
+        if target is None or target["iqn"] != self._iqn(volume):
+            return None
+        return target
 
     # --- volumes ---
 
@@ -118,8 +134,7 @@ class LVMTgtDriver(driver.VolumeDriver):
         chap = driver.parse_provider_auth(volume.provider_auth) or \
             driver.generate_chap()
         tid = self._create_target(volume, chap, ())
-        return {"provider_location": "%s,%s %s 1" % (
-                    self._portal(), tid, self._iqn(volume)),
+        return {"provider_location": self._location(volume, tid),
                 "provider_auth": "CHAP %s %s" % chap}
 
     @translate_errors
@@ -135,7 +150,11 @@ class LVMTgtDriver(driver.VolumeDriver):
         target = self.tgt.find_target(self._iqn(volume))
         if chap and target is not None and chap[0] in target["accounts"]:
             chap = None
-        self._create_target(volume, chap, initiators)
+        tid = self._create_target(volume, chap, initiators)
+        location = self._location(volume, tid)
+        if location != volume.provider_location:
+            return {"provider_location": location}
+        return {}
 
     @translate_errors
     def missing_exports(self, expected):
@@ -145,6 +164,8 @@ class LVMTgtDriver(driver.VolumeDriver):
             target = targets.get(self._iqn(volume))
             chap = driver.parse_provider_auth(volume.provider_auth)
             if target is None \
+                    or target["tid"] != driver.recorded_tid(
+                        volume.provider_location) \
                     or 1 not in [lun["lun"] for lun in target["luns"]] \
                     or (chap and chap[0] not in target["accounts"]) \
                     or not set(initiators) <= set(target["acls"]):
@@ -160,10 +181,11 @@ class LVMTgtDriver(driver.VolumeDriver):
         initiator = driver.require_initiator(connector)
         iqn = self._iqn(volume)
         with _TARGET_LOCK:
-            target = self.tgt.find_target(iqn)
+            target = self._recorded_target(volume)
             if target is None:
                 raise exception.VolumeBackendError(
-                    reason="target %s is not exported" % iqn)
+                    reason="target %s is not exported as %s" % (
+                        iqn, volume.provider_location))
             if initiator not in target["acls"]:
                 self.tgt.bind_initiator(target["tid"], initiator)
         user, password = driver.parse_provider_auth(volume.provider_auth)
@@ -190,7 +212,9 @@ class LVMTgtDriver(driver.VolumeDriver):
         initiator = (connector or {}).get("initiator")
         if initiator:
             with _TARGET_LOCK:
-                self.tgt.unbind_initiator(self._iqn(volume), initiator)
+                self.tgt.unbind_initiator(
+                    self._iqn(volume), initiator,
+                    tid=driver.recorded_tid(volume.provider_location))
 
     # --- helpers ---
 

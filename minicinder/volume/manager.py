@@ -28,6 +28,7 @@ from minicinder import exception
 from minicinder.db import api as db
 from minicinder.db import models
 from minicinder.volume import driver as volume_driver
+from minicinder.volume import iscsi_names
 from minicinder.volume import states
 from ministack import db as ms_db
 
@@ -92,7 +93,7 @@ class VolumeManager:
                 self.executor.submit(self.delete_volume, ref.id)
             elif ref.provider_location:
                 try:
-                    self.driver.ensure_export(ref, initiators)
+                    self._ensure_export(ref, initiators)
                     LOG.info("Rebuilt export of volume %s for [%s]",
                              ref.id, ", ".join(initiators))
                 except exception.VolumeBackendError:
@@ -154,7 +155,7 @@ class VolumeManager:
                         states.CREATING, states.DELETING):
                     continue
                 try:
-                    self.driver.ensure_export(ref, initiators)
+                    self._ensure_export(ref, initiators)
                 except exception.VolumeBackendError:
                     LOG.exception("Could not rebuild export of volume %s",
                                   ref.id)
@@ -271,14 +272,34 @@ class VolumeManager:
 
     # --- helpers ---
 
+    def _ensure_export(self, ref, initiators):
+        """Rebuild ``ref``'s export and record where it now lives (tgtd
+        may give a re-created target another tid)."""
+        update = self.driver.ensure_export(ref, initiators)
+        if update:
+            with self.database.write() as session:
+                db.volume_update(session, ref.id, update)
+
     @staticmethod
     def _initiators(volume):
         """Initiators the export must admit: those of the connected
         attachments (legacy os-initialize_connection ones are not
-        recorded; see README, "Legacy ACLs after a restart")."""
-        return sorted({c["initiator"] for c in (
-            db.load_json(a.connector) for a in volume.volume_attachment)
-            if c and c.get("initiator")})
+        recorded; see README, "Legacy ACLs after a restart").
+
+        A recorded name that is not a well-formed iSCSI name (stored
+        before the API checked connectors) is never bound again.
+        """
+        found = set()
+        for attachment in volume.volume_attachment:
+            initiator = (db.load_json(attachment.connector) or {}).get(
+                "initiator")
+            if initiator and not iscsi_names.is_valid(initiator):
+                LOG.error("Attachment %s of volume %s records the initiator "
+                          "%r, which is not an iSCSI name; not admitting it",
+                          attachment.id, volume.id, initiator)
+            elif initiator:
+                found.add(initiator)
+        return sorted(found)
 
     def _volumes_and_initiators(self):
         """``(VolumeRef, status, initiators)`` of this host's volumes."""

@@ -16,19 +16,57 @@ controlled twice, as Cinder does:
 Targets live in tgtd's memory: they vanish when tgtd stops, which is why
 the driver re-creates exports at start-up (``ensure_export``).
 
-Every command goes through the injected ``execute`` with an argv list.
-Failures raise :class:`ministack.exception.ProcessExecutionError`.
+Every command goes through the injected ``execute`` with an argv list,
+except the creation of a CHAP account: its password would show in
+``/proc/<pid>/cmdline``, so that one request goes to tgtd's management
+socket (:mod:`minicinder.volume.tgtd_socket`). Failures raise
+:class:`ministack.exception.ProcessExecutionError` (a command),
+:class:`TgtdError` (the socket) or :class:`UnexpectedOutput` (a ``show``
+this module will not trust).
+
+Which target belongs to which volume is minicinder's own record (the tid
+and IQN in the volume's ``provider_location``); the ``show`` output is
+only read to check that tgtd still agrees with it.
 """
 
 import logging
+import re
 
+from minicinder.volume import iscsi_names
+from minicinder.volume import tgtd_socket
+from ministack import exception
 from ministack import executor
 
 LOG = logging.getLogger(__name__)
 
+SECTIONS = ("System information", "I_T nexus information",
+            "LUN information", "Account information", "ACL information")
+
+_TARGET = re.compile(r"Target ([0-9]+): (\S+)\Z")
+_FIELD = re.compile(r"([A-Za-z][A-Za-z0-9 _/-]*):(?: (.*))?\Z")
+_SESSION = re.compile(r"I_T nexus: [0-9]+\Z")
+_INITIATOR = re.compile(r"Initiator: (\S+) alias: (.*)\Z")
+_LUN = re.compile(r"LUN: ([0-9]+)\Z")
+_ACCOUNT = re.compile(r"([A-Za-z0-9._@-]+)( \(outgoing\))?\Z")
+_ADDRESS_RULE = re.compile(r"(ALL|[0-9A-Fa-f.:]+(/[0-9]+)?)\Z")
+
+
+class UnexpectedOutput(exception.MinistackException):
+    """tgtadm printed something this parser does not know: refuse to guess
+    which target is which rather than act on a forged line."""
+
+    msg_fmt = ("tgtadm --op show: %(reason)s at line %(line)d (%(text)r)"
+               "%(where)s; refusing to use it. A name bound to a target "
+               "(ACL) or an initiator's alias may have planted it: remove "
+               "it with tgtadm --op unbind, or delete the target")
+
+
+class TgtdError(exception.MinistackException):
+    msg_fmt = "%(reason)s"
+
 
 def parse_targets(text):
-    """Parse ``tgtadm --lld iscsi --mode target --op show``.
+    """Parse ``tgtadm --lld iscsi --mode target --op show``, strictly.
 
     :returns: one dict per target::
 
@@ -41,62 +79,113 @@ def parse_targets(text):
 
     The format is indentation based: targets at column 0, sections at 4,
     section entries at 8 and their fields at 12 (16 for a connection's
-    address).
+    address). tgtd prints names it was given (ACL names, an initiator's
+    alias) unescaped, so a name with a newline in it can plant lines that
+    look like another target. Hence every line must have the shape its
+    place allows, targets come in rising tid order (tgtd keeps them
+    sorted) and no tid or name appears twice; anything else raises
+    :class:`UnexpectedOutput` instead of inventing a target.
     """
     targets = []
     target = section = item = None
-    for line in text.splitlines():
+    for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         indent = len(line) - len(line.lstrip(" "))
         body = line.strip()
-        if indent == 0 and body.startswith("Target "):
-            tid, iqn = body[len("Target "):].split(": ", 1)
-            target = {"tid": int(tid), "iqn": iqn, "state": None, "luns": [],
+
+        def bad(reason, number=number, line=line, target=target):
+            where = "" if target is None else ", in the listing of tid %d" \
+                " (%s)" % (target["tid"], target["iqn"])
+            return UnexpectedOutput(reason=reason, line=number, text=line,
+                                    where=where)
+
+        if indent == 0:
+            match = _TARGET.match(body)
+            if not match or not iscsi_names.is_valid(match.group(2)):
+                raise bad("not a target line")
+            tid, iqn = int(match.group(1)), match.group(2)
+            if targets and tid <= targets[-1]["tid"]:
+                raise bad("tid %d out of order" % tid)
+            if any(t["iqn"] == iqn for t in targets):
+                raise bad("target name listed twice")
+            target = {"tid": tid, "iqn": iqn, "state": None, "luns": [],
                       "sessions": [], "accounts": [], "acls": []}
             targets.append(target)
             section = item = None
         elif target is None:
-            continue
+            raise bad("text before the first target")
         elif indent == 4:
+            if body.rstrip(":") not in SECTIONS or not body.endswith(":"):
+                raise bad("unknown section")
             section = body.rstrip(":")
             item = None
-        elif section == "System information" and body.startswith("State:"):
-            target["state"] = body.split(":", 1)[1].strip()
+        elif section == "System information" and indent == 8:
+            field = _FIELD.match(body)
+            if not field:
+                raise bad("not a field")
+            if field.group(1) == "State":
+                target["state"] = (field.group(2) or "").strip()
         elif section == "LUN information":
-            if indent == 8 and body.startswith("LUN:"):
-                item = {"lun": int(body.split(":", 1)[1]), "type": None,
+            if indent == 8:
+                match = _LUN.match(body)
+                if not match:
+                    raise bad("not a LUN")
+                item = {"lun": int(match.group(1)), "type": None,
                         "size": None, "backing_store": None}
                 target["luns"].append(item)
-            elif item is not None and body.startswith("Type:"):
-                item["type"] = body.split(":", 1)[1].strip()
-            elif item is not None and body.startswith("Size:"):
-                item["size"] = body.split(":", 1)[1].split(",")[0].strip()
-            elif item is not None and body.startswith("Backing store path:"):
-                path = body.split(":", 1)[1].strip()
-                item["backing_store"] = None if path == "None" else path
+                continue
+            field = _FIELD.match(body)
+            if indent != 12 or item is None or not field:
+                raise bad("not a LUN field")
+            key, value = field.group(1), (field.group(2) or "").strip()
+            if key == "Type":
+                item["type"] = value
+            elif key == "Size":
+                item["size"] = value.split(",")[0].strip()
+            elif key == "Backing store path":
+                item["backing_store"] = None if value == "None" else value
         elif section == "I_T nexus information":
-            if indent == 8 and body.startswith("I_T nexus:"):
+            if indent == 8:
+                if not _SESSION.match(body):
+                    raise bad("not an I_T nexus")
                 item = {"initiator": None, "addresses": []}
                 target["sessions"].append(item)
-            elif item is not None and body.startswith("Initiator:"):
-                # "Initiator: iqn.1994-05.com.example:x alias: none"
-                item["initiator"] = body.split()[1]
-            elif item is not None and body.startswith("IP Address:"):
-                item["addresses"].append(body.split(":", 1)[1].strip())
+                continue
+            if item is None or indent not in (12, 16):
+                raise bad("session field out of place")
+            initiator = _INITIATOR.match(body)
+            if initiator:
+                item["initiator"] = initiator.group(1)
+                continue
+            field = _FIELD.match(body)
+            if not field:
+                raise bad("not a session field")
+            if field.group(1) == "IP Address":
+                item["addresses"].append((field.group(2) or "").strip())
         elif section == "Account information" and indent == 8:
-            if not body.endswith("(outgoing)"):
-                target["accounts"].append(body)
+            match = _ACCOUNT.match(body)
+            if not match:
+                raise bad("not an account name")
+            if not match.group(2):
+                target["accounts"].append(match.group(1))
         elif section == "ACL information" and indent == 8:
+            if not (iscsi_names.is_valid(body)
+                    or _ADDRESS_RULE.match(body)):
+                raise bad("not an initiator name or address")
             target["acls"].append(body)
+        else:
+            raise bad("line out of place")
     return targets
 
 
 class TgtAdm:
     """Create, inspect and delete iSCSI targets in the local tgtd."""
 
-    def __init__(self, execute=executor.execute):
+    def __init__(self, execute=executor.execute,
+                 new_account=tgtd_socket.new_account):
         self._execute = execute
+        self._new_account = new_account
 
     def _tgtadm(self, *args):
         out, _ = self._execute("tgtadm", "--lld", "iscsi", *args)
@@ -112,6 +201,13 @@ class TgtAdm:
         """The target named ``iqn`` or None."""
         for target in self.show_targets():
             if target["iqn"] == iqn:
+                return target
+        return None
+
+    def target_by_tid(self, tid):
+        """The target with id ``tid`` or None."""
+        for target in self.show_targets():
+            if target["tid"] == tid:
                 return target
         return None
 
@@ -187,8 +283,12 @@ class TgtAdm:
         if user in self.list_accounts():
             self.delete_account(user)
             bound = []
-        self._tgtadm("--mode", "account", "--op", "new", "--user", user,
-                     "--password", password)
+        # Not tgtadm: its --password would be readable in /proc/*/cmdline.
+        try:
+            self._new_account(user, password)
+        except (OSError, ValueError, tgtd_socket.TgtdError) as exc:
+            raise TgtdError(reason="creating CHAP account %s: %s"
+                            % (user, exc))
         if bound is None or user not in bound:
             self._tgtadm("--mode", "account", "--op", "bind", "--tid", tid,
                          "--user", user)
@@ -205,16 +305,27 @@ class TgtAdm:
     def bind_initiator(self, tid, initiator):
         """Admit initiator name ``initiator`` to target ``tid``.
 
-        (``--initiator-name``: tgtadm's ``-I`` is an *address*.)
+        (``--initiator-name``: tgtadm's ``-I`` is an *address*.) Only a
+        well-formed iSCSI name is bound: tgtd echoes it unescaped in
+        ``--op show``, so a newline in it would forge a target line.
         """
+        if not iscsi_names.is_valid(initiator):
+            raise exception.InvalidInput(
+                reason="%r is not an iSCSI initiator name" % initiator)
         LOG.info("Allowing %s on tid %s", initiator, tid)
         self._tgtadm("--mode", "target", "--op", "bind", "--tid", tid,
                      "--initiator-name", initiator)
 
-    def unbind_initiator(self, iqn, initiator):
-        """Revoke ``initiator`` from target ``iqn`` (idempotent)."""
+    def unbind_initiator(self, iqn, initiator, tid=None):
+        """Revoke ``initiator`` from target ``iqn`` (idempotent).
+
+        The ACL entry must equal ``initiator`` exactly (no prefix or case
+        folding). :param tid: the target id on record; the target is used
+        only if tgtd lists ``iqn`` under that id.
+        """
         target = self.find_target(iqn)
-        if target is None or initiator not in target["acls"]:
+        if target is None or (tid is not None and target["tid"] != tid) \
+                or initiator not in target["acls"]:
             return
         LOG.info("Revoking %s on %s", initiator, iqn)
         self._tgtadm("--mode", "target", "--op", "unbind",

@@ -102,7 +102,8 @@ def test_multiattach_two_instances(cinder, driver, multiattach_type):
     vol = cinder.create_volume(volume_type=multiattach_type)
     assert cinder.volume(vol)["multiattach"] is True
     atts = []
-    for inst, ini in ((INSTANCE, "iqn.a"), (INSTANCE2, "iqn.b")):
+    for inst, ini in ((INSTANCE, "iqn.2024-01.test:a"),
+                      (INSTANCE2, "iqn.2024-01.test:b")):
         att = cinder.reserve(vol, inst)
         cinder.put("/attachments/%s" % att["id"], {"attachment": {
             "connector": connector(initiator=ini)}})
@@ -112,11 +113,11 @@ def test_multiattach_two_instances(cinder, driver, multiattach_type):
     volume = cinder.volume(vol)
     assert volume["status"] == "in-use"
     assert len(volume["attachments"]) == 2
-    assert driver.exports[vol] == {"iqn.a", "iqn.b"}
+    assert driver.exports[vol] == {"iqn.2024-01.test:a", "iqn.2024-01.test:b"}
     resp = cinder.as_nova().delete("/attachments/%s" % atts[0])
     assert [a["id"] for a in resp.body["attachments"]] == [atts[1]]
     assert cinder.volume(vol)["status"] == "in-use"
-    assert driver.exports[vol] == {"iqn.b"}
+    assert driver.exports[vol] == {"iqn.2024-01.test:b"}
     cinder.as_nova().delete("/attachments/%s" % atts[1])
     assert cinder.volume(vol)["status"] == "available"
     assert not driver.exports.get(vol)   # target kept, ACL empty

@@ -86,7 +86,8 @@ def test_lvm_driver_reports_what_tgtd_lacks_and_keeps_bound_chap():
     from minicinder.volume import driver as volume_driver
     conf = make_conf(volume_driver="lvm")
     tgtadm = FakeTgtadm()
-    drv = lvm_driver.LVMTgtDriver(conf, execute=tgtadm)
+    drv = lvm_driver.LVMTgtDriver(conf, execute=tgtadm,
+                                   new_account=tgtadm.new_account)
     drv._device = lambda name: "/dev/loop9"
     known = {t["iqn"]: t for t in drv.tgt.show_targets()}
     iqn = next(iqn for iqn, t in known.items() if t["accounts"])
@@ -95,7 +96,7 @@ def test_lvm_driver_reports_what_tgtd_lacks_and_keeps_bound_chap():
     ref = volume_driver.VolumeRef(
         id=volume_id, size=1,
         provider_auth="CHAP %s secret" % target["accounts"][0],
-        provider_location="x")
+        provider_location="127.0.0.1:3260,%d %s 1" % (target["tid"], iqn))
     gone = volume_driver.VolumeRef(id="gone", size=1,
                                    provider_auth="CHAP u p",
                                    provider_location="x")
@@ -108,3 +109,21 @@ def test_lvm_driver_reports_what_tgtd_lacks_and_keeps_bound_chap():
     assert not [argv for argv in ops if "account" in argv]
     assert [argv for argv in ops if "bind" in argv and
             "iqn.2024-01.test:new" in argv]
+
+
+def test_a_forged_initiator_on_record_is_never_bound_again(stack):
+    """An attachment stored before the API checked connectors may record
+    a name with a newline in it: the rebuild admits the good names only."""
+    import json
+
+    from minicinder.db import models
+    cinder, driver, svc = stack
+    vol = cinder.create_volume()
+    attachment_id = _connect(cinder, vol, INSTANCES[0], "iqn.2024-01.test:a")
+    forged = "iqn.2024-01.test:x\nTarget 1: iqn.2024-01.test:victim"
+    with svc.database.write() as session:
+        row = session.get(models.VolumeAttachment, attachment_id)
+        row.connector = json.dumps(connector(forged))
+    driver.exports.clear()
+    assert svc.manager.check_exports() == [vol]
+    assert driver.exports[vol] == set()

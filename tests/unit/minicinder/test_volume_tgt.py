@@ -1,5 +1,7 @@
 """minicinder.volume.tgt: parsing tgtadm output and the commands it runs."""
 
+import pytest
+
 from minicinder.volume import tgt
 
 SHOW = """\
@@ -57,6 +59,11 @@ class FakeTgtadm:
         self.accounts = list(accounts)
         self.calls = []
 
+    def new_account(self, user, password):
+        """What the adapter sends over tgtd's socket instead of argv."""
+        self.calls.append(("socket", "account", "new", user, password))
+        self.accounts.append(user)
+
     def __call__(self, *argv, **kwargs):
         argv = tuple(str(a) for a in argv)
         assert argv[:3] == ("tgtadm", "--lld", "iscsi")
@@ -79,6 +86,11 @@ class FakeTgtadm:
     def changes(self):
         """Calls other than the show commands."""
         return [c for c in self.calls if "show" not in c]
+
+
+def _adm(fake):
+    """The adapter over ``fake`` for both its commands and its socket."""
+    return tgt.TgtAdm(execute=fake, new_account=fake.new_account)
 
 
 def test_parse_targets():
@@ -104,7 +116,7 @@ def test_parse_empty():
 
 def test_create_target_takes_the_next_tid_and_sets_everything():
     fake = FakeTgtadm()
-    tid = tgt.TgtAdm(execute=fake).create_target(
+    tid = _adm(fake).create_target(
         IQN_NEW, "/dev/loop9", chap=("u1", "p1"),
         initiators=["iqn.1994-05.com.example:host2"])
     assert tid == 5
@@ -113,8 +125,7 @@ def test_create_target_takes_the_next_tid_and_sets_everything():
          "--targetname", IQN_NEW),
         ("--mode", "logicalunit", "--op", "new", "--tid", "5", "--lun", "1",
          "--backing-store", "/dev/loop9"),
-        ("--mode", "account", "--op", "new", "--user", "u1",
-         "--password", "p1"),
+        ("socket", "account", "new", "u1", "p1"),
         ("--mode", "account", "--op", "bind", "--tid", "5", "--user", "u1"),
         ("--mode", "target", "--op", "bind", "--tid", "5",
          "--initiator-name", "iqn.1994-05.com.example:host2"),
@@ -124,14 +135,13 @@ def test_create_target_takes_the_next_tid_and_sets_everything():
 def test_create_target_reuses_an_existing_target():
     """Same IQN: no new target, LUN or ACL; CHAP is re-set (new password)."""
     fake = FakeTgtadm()
-    tid = tgt.TgtAdm(execute=fake).create_target(
+    tid = _adm(fake).create_target(
         IQN_A, "/dev/loop3", chap=("chapuser", "newpass"),
         initiators=["iqn.1994-05.com.example:host1"])
     assert tid == 1
     assert fake.changes() == [
         ("--mode", "account", "--op", "delete", "--user", "chapuser"),
-        ("--mode", "account", "--op", "new", "--user", "chapuser",
-         "--password", "newpass"),
+        ("socket", "account", "new", "chapuser", "newpass"),
         ("--mode", "account", "--op", "bind", "--tid", "1",
          "--user", "chapuser"),
     ]
@@ -139,12 +149,12 @@ def test_create_target_reuses_an_existing_target():
 
 def test_first_target_gets_tid_1():
     fake = FakeTgtadm(targets="", accounts=())
-    assert tgt.TgtAdm(execute=fake).create_target(IQN_NEW, "/dev/x") == 1
+    assert _adm(fake).create_target(IQN_NEW, "/dev/x") == 1
 
 
 def test_acl_binds_by_initiator_name_never_by_address():
     fake = FakeTgtadm()
-    tgt.TgtAdm(execute=fake).bind_initiator(1, "iqn.x:y")
+    _adm(fake).bind_initiator(1, "iqn.2024-01.test:y")
     (call,) = fake.changes()
     assert "--initiator-name" in call
     assert "-I" not in call and "--initiator-address" not in call
@@ -152,7 +162,7 @@ def test_acl_binds_by_initiator_name_never_by_address():
 
 def test_unbind_initiator_is_idempotent():
     fake = FakeTgtadm()
-    adm = tgt.TgtAdm(execute=fake)
+    adm = _adm(fake)
     adm.unbind_initiator(IQN_A, "iqn.1994-05.com.example:host1")
     adm.unbind_initiator(IQN_A, "iqn.1994-05.com.example:other")
     adm.unbind_initiator(IQN_NEW, "iqn.1994-05.com.example:host1")
@@ -163,7 +173,7 @@ def test_unbind_initiator_is_idempotent():
 
 def test_delete_target_forces_and_drops_its_unused_accounts():
     fake = FakeTgtadm()
-    adm = tgt.TgtAdm(execute=fake)
+    adm = _adm(fake)
     adm.delete_target(IQN_A)
     assert fake.changes() == [
         ("--mode", "target", "--op", "delete", "--force", "--tid", "1"),
@@ -173,5 +183,98 @@ def test_delete_target_forces_and_drops_its_unused_accounts():
 
 def test_delete_missing_target_is_a_no_op():
     fake = FakeTgtadm()
-    tgt.TgtAdm(execute=fake).delete_target(IQN_NEW)
+    _adm(fake).delete_target(IQN_NEW)
     assert fake.changes() == []
+
+
+# --- hostile names: the parser refuses to guess ---------------------------
+
+def _planted(acl):
+    """SHOW with ``acl`` bound to the last target, as tgtd echoes it."""
+    return SHOW + "        %s\n" % acl
+
+
+def test_a_planted_target_line_is_refused():
+    """An ACL name with a newline forges "Target 1: <name>" after tid 4:
+    out of order, so parse_targets raises instead of handing out tid 1."""
+    forged = ("iqn.2024-01.org.x:y\nTarget 1: "
+              "iqn.2010-10.org.openstack:volume-evil\n"
+              "    LUN information:\n        LUN: 1")
+    with pytest.raises(tgt.UnexpectedOutput) as exc:
+        tgt.parse_targets(_planted(forged))
+    assert "tid 1 out of order" in str(exc.value)
+    assert "tid 4" in str(exc.value)
+
+
+def test_a_planted_duplicate_of_a_later_target_is_refused():
+    later = SHOW.replace("Target 4:", "Target 9:")
+    forged = "iqn.2024-01.org.x:y\nTarget 9: " + IQN_A.replace("aaa", "zzz")
+    text = later.replace(
+        "        iqn.1994-05.com.example:host1\nTarget 9",
+        "        %s\nTarget 9" % forged)
+    with pytest.raises(tgt.UnexpectedOutput, match="out of order"):
+        tgt.parse_targets(text)
+
+
+def test_a_target_name_listed_twice_is_refused():
+    forged = "iqn.2024-01.org.x:y\nTarget 5: " + IQN_A
+    with pytest.raises(tgt.UnexpectedOutput, match="listed twice"):
+        tgt.parse_targets(_planted(forged))
+
+
+@pytest.mark.parametrize("line", [
+    "        iqn.2024-01.org.x:y alias",          # not a name
+    "        iqn.2024-01.org.x:y\tTarget 7: x",   # tab-separated forgery
+    "    Something new:",                        # unknown section
+    "Targets 7: iqn.2024-01.org.x:y",             # not a target line
+    "Target 7: not-an-iqn",                      # target with a bad name
+    "  half-indented",                           # no place for it
+])
+def test_unexpected_lines_fail_loudly(line):
+    with pytest.raises(tgt.UnexpectedOutput):
+        tgt.parse_targets(SHOW + line + "\n")
+
+
+def test_text_before_the_first_target_is_refused():
+    with pytest.raises(tgt.UnexpectedOutput, match="before the first"):
+        tgt.parse_targets("    ACL information:\n" + SHOW)
+
+
+def test_address_rules_and_outgoing_accounts_still_parse():
+    text = SHOW.replace("        iqn.1994-05.com.example:host1\nTarget 4",
+                        "        iqn.1994-05.com.example:host1\n"
+                        "        ALL\n        192.168.0.0/24\nTarget 4")
+    first = tgt.parse_targets(text)[0]
+    assert first["acls"] == ["iqn.1994-05.com.example:host1", "ALL",
+                             "192.168.0.0/24"]
+    assert first["accounts"] == ["chapuser"]
+
+
+@pytest.mark.parametrize("name", [
+    "iqn.2024-01.org.x:y\nTarget 1: iqn.2024-01.org.x:z",
+    "iqn.2024-01.org.x:y\n", "", "iqn.x", "iqn.2024-01.org.x y",
+    "iqn.2024-01.org.x:" + "a" * 220])
+def test_bind_refuses_what_is_not_an_iscsi_name(name):
+    fake = FakeTgtadm()
+    with pytest.raises(Exception, match="not an iSCSI initiator name"):
+        _adm(fake).bind_initiator(1, name)
+    assert fake.changes() == []
+
+
+def test_unbind_matches_the_name_exactly_and_the_recorded_tid():
+    fake = FakeTgtadm()
+    adm = _adm(fake)
+    adm.unbind_initiator(IQN_A, "iqn.1994-05.com.example:HOST1")
+    adm.unbind_initiator(IQN_A, "iqn.1994-05.com.example:host")
+    adm.unbind_initiator(IQN_A, "iqn.1994-05.com.example:host1", tid=4)
+    assert fake.changes() == []
+    adm.unbind_initiator(IQN_A, "iqn.1994-05.com.example:host1", tid=1)
+    assert len(fake.changes()) == 1
+
+
+def test_a_chap_password_is_never_in_argv():
+    fake = FakeTgtadm(targets="", accounts=())
+    _adm(fake).create_target(
+        IQN_NEW, "/dev/loop9", chap=("u1", "s3cret"))
+    argv_calls = [c for c in fake.calls if c[0] != "socket"]
+    assert argv_calls and not [c for c in argv_calls if "s3cret" in c]
