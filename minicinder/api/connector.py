@@ -23,6 +23,10 @@ _ip = {"anyOf": [{"type": "null"}, {"type": "string", "format": "ipv4"},
                  {"type": "string", "format": "ipv6"}]}
 _boolean = {"type": "boolean"}
 _uuid = {"type": ["string", "null"], "format": "uuid"}
+# os-brick's "uuid" is the root filesystem's (blkid): vfat's look like
+# "ABCD-1234", so only its characters are checked.
+_fs_uuid = {"type": ["string", "null"], "maxLength": 64,
+            "pattern": r"^[A-Za-z0-9-]*\Z"}
 _hex_list = {"type": "array", "maxItems": 64,
              "items": {"type": "string", "pattern": r"^[0-9A-Fa-f]{16}\Z"}}
 _plain = {"anyOf": [_text, {"type": ["number", "boolean", "null"]},
@@ -48,7 +52,7 @@ connector = {
         "wwnns": _hex_list,
         "nqn": {"type": "string", "maxLength": 223,
                 "pattern": r"^nqn\.[A-Za-z0-9.:-]+\Z"},
-        "uuid": _uuid,
+        "uuid": _fs_uuid,
         "system uuid": _uuid,
         "nvme_hostid": _uuid,
         "found_dsc": _nullable_text,

@@ -46,7 +46,8 @@ def test_an_os_brick_connector_is_accepted():
     ("multipath", "yes"), ("enforce_multipath", 1),
     ("do_local_attach", None),
     ("platform", "x86_64\n"), ("os_type", "linux; rm"),
-    ("wwpns", ["xyz"]), ("nqn", "nqn.x\ny"), ("uuid", "not-a-uuid"),
+    ("wwpns", ["xyz"]), ("nqn", "nqn.x\ny"), ("uuid", "not a uuid"),
+    ("system uuid", "not-a-uuid"),
     ("mountpoint", "/dev/vdb\n"), ("mountpoint", "vdb"),
     ("a_future_key", {"nested": True}), ("a_future_key", "x\ny"),
 ])
