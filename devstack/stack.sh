@@ -9,6 +9,8 @@
 # or clean.sh (also remove all state).
 #
 # Settings: stackrc, overridden by local.conf (see local.conf.sample).
+# Passwords not set in local.conf are generated once and kept in
+# $PASSWORDS_FILE (root-only).
 
 set -o errexit -o pipefail
 [[ -n $STACK_DEBUG ]] && set -o xtrace
@@ -38,6 +40,7 @@ done
 STACK_START=$SECONDS
 mkdir -p "$LOGDIR" "$STATUS_DIR" "$DATA_DIR" "$CONF_DIR"
 chmod 0755 "$DATA_DIR"
+save_passwords
 
 # The lab's servers, volumes and exports are rows of one database: switching
 # DATABASE_TYPE under them would orphan them all (and the new nova's
@@ -109,6 +112,7 @@ echo "    volume group:  $VOLUME_GROUP_NAME on $(backing_loop)"
 echo "    iSCSI portal:  $TGT_HOST:$TGT_PORT"
 echo "    image:         $GUEST_IMAGE_NAME ($GUEST_IMAGE_ID) in $IMAGES_DIR"
 echo "    virt_type:     $(cat "$VIRT_TYPE_FILE" 2>/dev/null)"
+echo "    passwords:     $PASSWORDS_FILE (root only; local.conf settings win)"
 if [[ $DEMO_ENABLED == True ]]; then
     summary_demo
 fi

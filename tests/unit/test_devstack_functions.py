@@ -74,3 +74,27 @@ def test_unstack_and_clean_use_the_deployed_database_type(tmp_path):
     assert bash(script, DATA_DIR=str(tmp_path)) == "sqlite\n"
     (tmp_path / "database_type").write_text("mariadb\n")
     assert bash(script, DATA_DIR=str(tmp_path)) == "mariadb\n"
+
+
+def test_iniset_keeps_the_value_verbatim(tmp_path):
+    """The value reaches awk through the environment (not argv, which
+    every local user can read), so no escape sequence is interpreted."""
+    conf = tmp_path / "a.conf"
+    bash('iniset "$F" service_user password "$V"', F=str(conf),
+         V=r"a\tb'c$d")
+    assert conf.read_text() == "\n[service_user]\npassword = a\\tb'c$d\n"
+
+
+def test_running_with_config(tmp_path):
+    """A daemon counts as up to date only with the config it started
+    with."""
+    conf = tmp_path / "d.conf"
+    conf.write_text("a = 1\n")
+    out = bash('write_pid d $$\n'
+               'running_with_config d bash "$C" || echo unknown\n'
+               'record_config d "$C"\n'
+               'running_with_config d bash "$C" && echo same\n'
+               'echo "a = 2" > "$C"\n'
+               'running_with_config d bash "$C" || echo changed',
+               STATUS_DIR=str(tmp_path), C=str(conf))
+    assert out.split() == ["unknown", "same", "changed"]
