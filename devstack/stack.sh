@@ -9,8 +9,13 @@
 # or clean.sh (also remove all state).
 #
 # Settings: stackrc, overridden by local.conf (see local.conf.sample).
-# Passwords not set in local.conf are generated once and kept in
-# $PASSWORDS_FILE (root-only).
+#
+# Files: stack.sh runs with umask 077, so everything it and the daemons
+# write (configs, databases, keys, client files, logs) is readable by
+# root only; the steps that install software for every user (packages,
+# the venv) and what QEMU must read (lib/permissions) set their modes
+# themselves. Passwords not set in local.conf are generated once and kept
+# in $PASSWORDS_FILE (root-only).
 
 set -o errexit -o pipefail
 [[ -n $STACK_DEBUG ]] && set -o xtrace
@@ -20,8 +25,9 @@ source "$TOP_DIR/functions"
 run_exclusively "$0" "$@"
 source "$TOP_DIR/stackrc"
 [[ $EUID -eq 0 ]] || die $LINENO "stack.sh must run as root"
+umask 077
 
-for lib in packages python database rabbitmq tgt libvirt lvm image; do
+for lib in packages python permissions database rabbitmq tgt libvirt lvm image; do
     source "$TOP_DIR/lib/$lib"
 done
 
@@ -39,7 +45,11 @@ done
 
 STACK_START=$SECONDS
 mkdir -p "$LOGDIR" "$STATUS_DIR" "$DATA_DIR" "$CONF_DIR"
-chmod 0755 "$DATA_DIR"
+# QEMU's user and group first: they own the way into the state directory.
+if is_service_enabled libvirt; then
+    ensure_qemu_user
+fi
+init_permissions
 save_passwords
 
 # The lab's servers, volumes and exports are rows of one database: switching
@@ -104,6 +114,10 @@ if is_service_enabled minicinder && is_service_enabled miniapi &&
     timed demo init_demo
     configure_tempest
 fi
+
+# Whatever this run created or found (a lab deployed before these rules):
+# owner-only, QEMU's group where it must read.
+init_permissions
 
 echo_summary "ministack lab is up ($((SECONDS - STACK_START))s)"
 printf '    %s\n' "${STACK_TIMINGS[@]}"

@@ -13,7 +13,9 @@ every shared name is made:
 * LVM and tgt: volumes ``volume-<prefix><run>-<uuid>`` (LV and target
   names);
 * files: a state directory under the test's tmp path, with the lab's
-  guest image linked into it.
+  guest image linked into it; the instance directories under the lab's
+  ``/var/lib/ministack/tmp``, because QEMU runs as ``libvirt-qemu`` and
+  cannot traverse pytest's private (0700) tmp directories.
 
 :class:`PrivateStack` builds the daemons' config sections from those names
 (callers add or override options per section), starts the daemons, and
@@ -36,7 +38,9 @@ import contextlib
 import glob
 import json
 import os
+import shutil
 import signal
+import tempfile
 import uuid
 
 import pytest
@@ -50,6 +54,7 @@ VG = os.environ.get("MINISTACK_VG", "stack-volumes-lvmdriver-1")
 IMAGES_ROOT = os.environ.get("MINISTACK_IMAGES",
                              "/var/lib/ministack/images")
 VIRT_TYPE_FILE = "/var/lib/ministack/virt_type"
+LAB_DATA_DIR = os.path.dirname(VIRT_TYPE_FILE)
 LIBVIRT_URI = "qemu:///system"
 
 
@@ -172,7 +177,20 @@ class PrivateStack:
             self.image = json.load(handle)
         os.symlink(os.path.dirname(record),
                    self.state / "images" / self.image["id"])
+        self.instances = self._instances_dir()
         self.started = []
+
+    def _instances_dir(self):
+        """This run's instances_path, where QEMU can reach it: in the lab's
+        state directory (group libvirt-qemu), mode 0750, like the lab's
+        own instances directory."""
+        lab_tmp = os.path.join(LAB_DATA_DIR, "tmp")
+        os.makedirs(lab_tmp, exist_ok=True)
+        path = tempfile.mkdtemp(prefix="instances-%s-" % self.tag,
+                                dir=lab_tmp)
+        os.chown(path, -1, os.stat(LAB_DATA_DIR).st_gid)
+        os.chmod(path, 0o750)
+        return path
 
     def common(self, **extra):
         """``[DEFAULT]`` options every daemon of the stack shares."""
@@ -201,7 +219,8 @@ class PrivateStack:
             "DEFAULT": self.common(host=self.host,
                                    instance_name_template=self.name_template),
             "database": {"connection": self.nova_db},
-            "compute": {"report_interval": 5},
+            "compute": {"report_interval": 5,
+                        "instances_path": self.instances},
             "libvirt": {"virt_type": virt_type(),
                         "iscsi_initiator": "auto",
                         "device_detach_timeout": 15},
@@ -254,7 +273,7 @@ class PrivateStack:
         for name in out.split():
             xml, _ = executor.execute(*virsh, "dumpxml", name,
                                       check_exit_code=False)
-            if str(self.state) in xml or \
+            if str(self.state) in xml or self.instances in xml or \
                     name.startswith("instance-%s-" % self.tag):
                 executor.execute(*virsh, "destroy", name,
                                  check_exit_code=False)
@@ -271,3 +290,4 @@ class PrivateStack:
         for lv in out.split():
             if lv.startswith("volume-%s-" % self.tag):
                 lvm.LVM(VG).delete_volume(lv)
+        shutil.rmtree(self.instances, ignore_errors=True)

@@ -85,6 +85,31 @@ def test_iniset_keeps_the_value_verbatim(tmp_path):
     assert conf.read_text() == "\n[service_user]\npassword = a\\tb'c$d\n"
 
 
+def test_run_process_gives_the_daemon_umask_077(tmp_path):
+    """What a daemon creates later (a database, an overlay) is
+    owner-only; its PID file names the daemon itself."""
+    out = bash('umask 022\n'
+               'run_process probe sh -c \'touch "$0/made"; sleep 5\' "$D"\n'
+               'pid=$(read_pid probe)\n'
+               'for _ in $(seq 100); do [[ -e $D/made ]] && break; '
+               'sleep 0.05; done\n'
+               'grep Umask /proc/$pid/status | tr -d "\\t "\n'
+               'stat -c %a "$D/made" "$LOGDIR/probe.log"\n'
+               'kill "$pid"',
+               STATUS_DIR=str(tmp_path), LOGDIR=str(tmp_path / "logs"),
+               D=str(tmp_path))
+    assert out.split() == ["Umask:0077", "600", "600"]
+
+
+def test_with_umask_restores_the_callers(tmp_path):
+    out = bash('umask 077\n'
+               'f() { umask; touch "$1"; }\n'
+               'with_umask 022 f "$D/x"\n'
+               'umask\n'
+               'stat -c %a "$D/x"', D=str(tmp_path))
+    assert out.split() == ["0022", "0077", "644"]
+
+
 def test_running_with_config(tmp_path):
     """A daemon counts as up to date only with the config it started
     with."""

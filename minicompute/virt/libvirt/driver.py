@@ -5,6 +5,14 @@ disk is a qcow2 overlay (``<instances_path>/<uuid>/disk``) over the
 registered image's disk, so the image is never written. XML comes from
 ``config.py``; libvirt itself only through ``host.py`` / ``guest.py``.
 
+Files and QEMU's user: libvirt runs QEMU as an unprivileged user (Debian's
+``libvirt-qemu``) and, with ``dynamic_ownership``, gives that user each
+disk file of a guest while it runs. QEMU still has to traverse the
+directories to open them, and nobody else should: an instance directory
+takes the group of ``instances_path`` (which the deployment gives to
+QEMU's group) with mode 0750, and the overlay is 0600, whatever this
+daemon's umask.
+
 Volumes: a per-``driver_volume_type`` volume driver connects the volume on
 the host and builds the ``<disk>``; this module hot-plugs it live and into
 the persistent config (``VIR_DOMAIN_AFFECT_LIVE|CONFIG``), and detaches it
@@ -43,6 +51,18 @@ def _kernel_iscsi_available():
     except Exception:
         return False
     return os.path.isdir("/sys/module/iscsi_tcp")
+
+
+def make_instance_dir(path):
+    """Create (or fix) an instance directory: owner root, group that of
+    its parent (``instances_path``), mode 0750.
+
+    QEMU, running as a user in that group, reaches the disk inside;
+    other local users cannot even list the directory.
+    """
+    os.makedirs(path, exist_ok=True)
+    os.chown(path, -1, os.stat(os.path.dirname(path)).st_gid)
+    os.chmod(path, 0o750)
 
 
 class LibvirtDriver(driver.ComputeDriver):
@@ -101,12 +121,14 @@ class LibvirtDriver(driver.ComputeDriver):
             image = images.get_image(
                 image_id, root=os.path.join(self.conf.state_path, "images"))
         inst_dir = self._instance_dir(instance)
-        os.makedirs(inst_dir, exist_ok=True)
         disk = os.path.join(inst_dir, "disk")
         try:
+            make_instance_dir(inst_dir)
             executor.execute(
                 "qemu-img", "create", "-f", "qcow2", "-F",
                 image.get("disk_format", "qcow2"), "-b", image["disk"], disk)
+            # The guest's data: libvirt hands it to QEMU's user at start.
+            os.chmod(disk, 0o600)
             xml = config.domain_xml(
                 instance["name"], instance["uuid"], kernel=image["kernel"],
                 initrd=image["initrd"], cmdline=image["cmdline"],
