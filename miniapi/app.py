@@ -2,12 +2,14 @@
 
 Request path through the WSGI stack::
 
-    ContextMiddleware      request context (noauth, or keystone tokens
-                           validated locally), x-openstack-request-id
-                           and x-compute-request-id on every response
+    ContextMiddleware      body size limit (413), request context
+                           (noauth, or keystone tokens validated
+                           locally), x-openstack-request-id and
+                           x-compute-request-id on every response
     ProjectURLMiddleware   /v2.1/{project_id}/servers -> /v2.1/servers
-    Flask                  microversion negotiation (before_request),
-                           blueprints, fault rendering, version headers
+    Flask                  microversion negotiation and the URL
+                           project check (before_request), blueprints,
+                           fault rendering, version headers
 
 Every collaborator is injectable so unit tests run the real app
 in-process: ``transport`` (``fake:/``), ``engine`` (in-memory SQLite),
@@ -22,6 +24,7 @@ from minicompute import rpcapi as compute_rpcapi_mod
 from minicompute.volume import cinder
 from ministack import config as ms_config
 from ministack import db
+from ministack import exception as ms_exception
 from ministack import rpc
 from ministack import wsgi
 from ministack.nova_db import api as db_api
@@ -54,7 +57,8 @@ class ProjectURLMiddleware:
 
     Clients may use either form (nova's catalog used to carry the project
     id). The project was already read by ContextMiddleware; here it is
-    removed from the path and remembered so links keep the caller's form.
+    removed from the path and remembered, so links keep the caller's form
+    and ``_check_url_project`` can refuse another project's.
     """
 
     def __init__(self, app):
@@ -114,7 +118,8 @@ def create_app(conf, transport=None, engine=None, volume_api=None,
         ProjectURLMiddleware(app.wsgi_app), project_re=_PROJECT_RE,
         extra_request_id_headers=("x-compute-request-id",),
         auth_strategy=conf.api.auth_strategy,
-        token_validator=token_validator or _token_validator(conf))
+        token_validator=token_validator or _token_validator(conf),
+        max_request_body_size=ms_config.max_request_body_size(conf))
     return app
 
 
@@ -139,6 +144,19 @@ def _before_request():
         ctxt.project_id = ctxt.user_id
     if _versioned(request.path):
         flask.g.api_version = microversion.negotiate(request.headers)
+    _check_url_project(request, ctxt)
+
+
+def _check_url_project(request, ctxt):
+    """nova's ``Resource._process_stack``: on a route that matched, a
+    legacy URL's project must be the context's, whoever asks (400)."""
+    url_project = flask.g.url_project_id
+    if request.url_rule is not None and \
+            wsgi.url_project_mismatch(ctxt, url_project):
+        raise ms_exception.Invalid(
+            message="Malformed request URL: URL's project_id '%s' doesn't "
+                    "match Context's project_id '%s'"
+                    % (url_project, ctxt.project_id))
 
 
 def _after_request(response):

@@ -20,6 +20,7 @@ called by the daemon and by tests on their own ``ConfigOpts``.
 from oslo_config import cfg
 
 from minicompute import conf as compute_conf
+from ministack import config as ms_config
 from ministack import rpc
 from ministack.identity import conf as identity_conf
 
@@ -106,6 +107,7 @@ def register_opts(conf):
     rpc.register_opts(conf)
     compute_conf.register_cinder_opts(conf)
     identity_conf.register_opts(conf)
+    ms_config.register_wsgi_opts(conf)
 
 
 def _cinder_opts():
@@ -117,4 +119,4 @@ def _cinder_opts():
 def list_opts():
     """For oslo-config-generator (entry point ``miniapi``)."""
     return ([(api_group, api_opts)] + rpc.list_opts() + _cinder_opts()
-            + identity_conf.list_opts())
+            + identity_conf.list_opts() + ms_config.list_wsgi_opts())

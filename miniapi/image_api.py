@@ -119,8 +119,15 @@ def _http_error(exc):
     return wsgi.fault(exc.code or 500, exc.description or exc.name)
 
 
-def create_app(image_dir, auth_strategy="noauth", token_validator=None):
-    """The image WSGI app (wrapped in the context middleware)."""
+def create_app(image_dir, auth_strategy="noauth", token_validator=None,
+               max_request_body_size=None):
+    """The image WSGI app (wrapped in the context middleware).
+
+    :param max_request_body_size: ``[oslo_middleware]
+        max_request_body_size``; oslo.middleware's default when None. The
+        API reads no body, but refuses a large one as glance's pipeline
+        does (413) rather than letting it be received for nothing.
+    """
     app = flask.Flask("miniapi.image")
     app.json.sort_keys = False
     app.url_map.strict_slashes = False
@@ -128,5 +135,7 @@ def create_app(image_dir, auth_strategy="noauth", token_validator=None):
     app.register_blueprint(bp)
     app.register_error_handler(exception.MinistackException, _domain_error)
     app.register_error_handler(wz_exceptions.HTTPException, _http_error)
-    return wsgi.ContextMiddleware(app, auth_strategy=auth_strategy,
-                                  token_validator=token_validator)
+    return wsgi.ContextMiddleware(
+        app, auth_strategy=auth_strategy, token_validator=token_validator,
+        max_request_body_size=(max_request_body_size or
+                               wsgi.DEFAULT_MAX_REQUEST_BODY_SIZE))

@@ -90,7 +90,8 @@ def _extra_apps(conf, engine, validator):
         _check_port(conf.api.listen, conf.api.image_listen_port,
                     "[api] image_listen_port")
         extra.append(("image", image_api.create_app(
-            conf.api.image_dir, conf.api.auth_strategy, validator),
+            conf.api.image_dir, conf.api.auth_strategy, validator,
+            ms_config.max_request_body_size(conf)),
             conf.api.listen, conf.api.image_listen_port))
     return extra
 

@@ -8,6 +8,8 @@ daemon entry point and by tests on their own ``ConfigOpts``.
 
 from oslo_config import cfg
 
+from ministack import config
+
 api_opts = [
     cfg.StrOpt("osapi_volume_listen", default="0.0.0.0",
                help="""
@@ -24,10 +26,6 @@ Related options:
     cfg.IntOpt("osapi_volume_workers", default=8, min=1,
                help="""
 Number of WSGI worker threads serving API requests.
-"""),
-    cfg.IntOpt("osapi_max_request_body_size", default=114688, min=1024,
-               help="""
-Largest request body accepted, in bytes; larger bodies get 413.
 """),
     cfg.StrOpt("auth_strategy", default="noauth",
                choices=["noauth", "keystone"],
@@ -181,6 +179,9 @@ def register_opts(conf):
                                       help=nova_group.help))
     conf.register_opts(nova_opts, group=nova_group.name)
     identity_conf.register_opts(conf)
+    # [oslo_middleware] max_request_body_size (was
+    # [DEFAULT] osapi_max_request_body_size, still read as its old name).
+    config.register_wsgi_opts(conf)
 
 
 def list_opts():
@@ -194,4 +195,5 @@ def list_opts():
                            if opt.name in ("signing_key_file",
                                            "allow_expired_window")]
     grouped[nova_group] = nova_opts
+    grouped.update(config.list_wsgi_opts())
     return list(grouped.items())

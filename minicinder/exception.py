@@ -23,6 +23,7 @@ Hierarchy (``code`` is the HTTP status the API layer renders)::
 """
 
 from ministack import exception as base
+from ministack import wsgi
 
 
 class InvalidVolume(base.Invalid):
@@ -90,9 +91,9 @@ class VolumeTypeExists(base.Conflict):
     msg_fmt = "Volume Type %(name)s already exists."
 
 
-class RequestTooLarge(base.MinistackException):
-    msg_fmt = "Request is too large."
-    code = 413
+# The 413 of the body size limit, shared with the other REST services
+# (oslo.middleware's message; raise it with ``limit=``).
+RequestTooLarge = wsgi.RequestBodyTooLarge
 
 
 class VolumeBackendError(base.MinistackException):

@@ -68,6 +68,27 @@ Possible values:
                help="Seconds to wait for the database at start-up."),
 ]
 
+# oslo.middleware's group and option (its sizelimit middleware is what
+# nova, cinder, keystone and glance run): the REST daemons' body limit.
+WSGI_GROUP = "oslo_middleware"
+
+wsgi_opts = [
+    cfg.IntOpt("max_request_body_size", default=114688, min=1024,
+               deprecated_opts=[cfg.DeprecatedOpt(
+                   "osapi_max_request_body_size", group="DEFAULT")],
+               help="""
+The maximum body size for each request, in bytes. A larger body
+is refused with 413 before it is read, on every API the daemon
+serves (miniapi: the compute API, the keystone subset and the image
+API; minicinder: the volume API).
+
+Possible values:
+
+* 114688 (112 KiB), oslo.middleware's default, as upstream runs
+* any size of at least 1024
+"""),
+]
+
 
 def set_messaging_defaults():
     """ministack's oslo.messaging defaults (also the sample generator's
@@ -95,6 +116,23 @@ def register_common_opts(conf):
 def list_opts():
     """For oslo-config-generator: the options every daemon has."""
     return [("DEFAULT", common_opts), ("database", database_opts)]
+
+
+def register_wsgi_opts(conf):
+    """Register ``[oslo_middleware]`` (the REST daemons call it; so do
+    the app factories, for confs built by tests). Idempotent."""
+    conf.register_opts(wsgi_opts, group=WSGI_GROUP)
+
+
+def list_wsgi_opts():
+    """For oslo-config-generator: the REST daemons' WSGI options."""
+    return [(WSGI_GROUP, wsgi_opts)]
+
+
+def max_request_body_size(conf):
+    """``[oslo_middleware] max_request_body_size`` of ``conf``."""
+    register_wsgi_opts(conf)
+    return conf.oslo_middleware.max_request_body_size
 
 
 def database_url(conf, service):

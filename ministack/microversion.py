@@ -10,7 +10,23 @@ import re
 
 from ministack import exception
 
-_VERSION_RE = re.compile(r"^([1-9]\d*)\.(0|[1-9]\d*)$")
+_VERSION_RE = re.compile(r"^([1-9][0-9]*)\.(0|[1-9][0-9]*)$")
+
+# No microversion will ever need ten digits. Longer numbers are refused
+# before int() sees them: Python refuses to convert more than 4300 digits
+# (a ValueError, which used to surface as a 500), and a number that long
+# is out of every range anyway.
+MAX_DIGITS = 9
+
+# How much of a client's version string a message quotes.
+_QUOTED = 32
+
+
+def quoted(text):
+    """``text`` for a message, shortened when a client sent a huge one."""
+    text = str(text)
+    return text if len(text) <= _QUOTED else "%s... (%d characters)" % (
+        text[:_QUOTED], len(text))
 
 
 @functools.total_ordering
@@ -18,11 +34,14 @@ class APIVersion:
     """A ``major.minor`` version that compares numerically (2.10 > 2.9)."""
 
     def __init__(self, text):
-        match = _VERSION_RE.match(text or "")
+        match = _VERSION_RE.match(text) if isinstance(text, str) else None
         if not match:
             raise exception.Invalid(
                 reason="API version string %s is not valid. Valid version "
-                       "strings are in the form X.Y, e.g. 3.44." % text)
+                       "strings are in the form X.Y, e.g. 3.44."
+                       % quoted(text))
+        if any(len(part) > MAX_DIGITS for part in match.groups()):
+            raise VersionOutOfRange(version=quoted(text))
         self.major = int(match.group(1))
         self.minor = int(match.group(2))
 
@@ -56,6 +75,12 @@ class APIVersion:
         return True
 
 
+class VersionOutOfRange(exception.Invalid):
+    """A well-formed version with a component of more than MAX_DIGITS
+    digits: beyond any API's range (:func:`negotiate` answers 406)."""
+    msg_fmt = "API version string %(version)s is out of range."
+
+
 class VersionNotAcceptable(exception.MinistackException):
     msg_fmt = ("Version %(version)s is not supported by the API. Minimum is "
                "%(min_version)s and maximum is %(max_version)s.")
@@ -77,7 +102,8 @@ def header_value(headers, service, legacy_header=None):
                 return parts[1]
             if len(parts) != 2 and service in token:
                 raise exception.Invalid(
-                    reason="Invalid OpenStack-API-Version header %r" % raw)
+                    reason="Invalid OpenStack-API-Version header %r"
+                    % quoted(raw))
     if legacy_header:
         legacy = headers.get(legacy_header)
         if legacy:
@@ -97,7 +123,12 @@ def negotiate(requested, min_version, max_version):
         return min_version
     if requested.strip().lower() == "latest":
         return max_version
-    version = APIVersion(requested.strip())
+    try:
+        version = APIVersion(requested.strip())
+    except VersionOutOfRange:
+        raise VersionNotAcceptable(
+            version=quoted(requested.strip()), min_version=min_version,
+            max_version=max_version) from None
     if not version.matches(min_version, max_version):
         raise VersionNotAcceptable(version=version, min_version=min_version,
                                    max_version=max_version)

@@ -5,6 +5,11 @@
   included, as oslo.middleware's RequestId does upstream.
 * :func:`fault` renders upstream's fault body
   ``{"badRequest": {"code": 400, "message": "..."}}``.
+* :class:`RequestBodySizeLimiter` refuses bodies larger than
+  ``[oslo_middleware] max_request_body_size`` with 413, as
+  oslo.middleware's sizelimit does in front of every upstream API.
+* :func:`bad_text` finds the strings of a decoded JSON body that no
+  database or log can take (lone surrogates, NUL characters).
 * :func:`serve` runs a Flask app under waitress (threaded, production-grade)
   until :func:`ministack.service` asks it to stop.
 """
@@ -35,7 +40,18 @@ FAULT_NAMES = {
     501: "notImplemented",
 }
 
-_REASONS = {401: "Unauthorized", 403: "Forbidden", 404: "Not Found"}
+_REASONS = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
+            404: "Not Found", 413: "Request Entity Too Large"}
+
+# oslo.middleware's default for [oslo_middleware] max_request_body_size
+# (112 KiB), which nova, cinder, keystone and glance all run with.
+DEFAULT_MAX_REQUEST_BODY_SIZE = 114688
+
+# waitress receives a whole body before the application sees it; it is
+# told to refuse (with its own terse 413) a body this much larger than
+# the application's limit, so a client cannot fill the disk with one
+# request, while anything up to that gets the service's own fault body.
+_SERVER_BODY_SLACK = 1024 * 1024
 
 _GLOBAL_ID_RE = re.compile(
     r"^req-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}$")
@@ -60,6 +76,162 @@ def fault(code, message, fallback="computeFault"):
     return response
 
 
+class RequestBodyTooLarge(exception.MinistackException):
+    """413 with oslo.middleware's sizelimit message."""
+    msg_fmt = ("Request is too large. Larger than max_request_body_size "
+               "(%(limit)s).")
+    code = 413
+
+
+def _content_length(environ):
+    """CONTENT_LENGTH as an int, None when absent or not a number (the
+    framework then treats the body as empty or unterminated). A length
+    too long to convert is too large anyway."""
+    raw = (environ.get("CONTENT_LENGTH") or "").strip()
+    if not raw or not raw.isascii() or not raw.isdigit():
+        return None
+    return int(raw) if len(raw) <= 18 else 10 ** 18
+
+
+class LimitingReader:
+    """``wsgi.input`` of a body of unknown length (chunked): reading past
+    ``limit`` bytes raises :class:`RequestBodyTooLarge` (oslo.middleware's
+    LimitingReader). A read never asks the stream for more than one byte
+    past the limit, so an endless body costs at most ``limit + 1`` bytes
+    of memory."""
+
+    def __init__(self, stream, limit):
+        self.stream = stream
+        self.limit = limit
+        self.bytes_read = 0
+
+    def _budget(self, size):
+        left = self.limit + 1 - self.bytes_read
+        return left if size is None or size < 0 or size > left else size
+
+    def _count(self, data):
+        self.bytes_read += len(data)
+        if self.bytes_read > self.limit:
+            raise RequestBodyTooLarge(limit=self.limit)
+        return data
+
+    def read(self, size=-1):
+        return self._count(self.stream.read(self._budget(size)))
+
+    def readline(self, size=-1):
+        return self._count(self.stream.readline(self._budget(size)))
+
+    def __iter__(self):
+        while True:
+            line = self.readline()
+            if not line:
+                return
+            yield line
+
+
+def _json_response(start_response, code, body, headers=()):
+    data = json.dumps(body).encode()
+    headers = [("Content-Type", "application/json"),
+               ("Content-Length", str(len(data)))] + list(headers)
+    start_response("%d %s" % (code, _REASONS.get(code, "Error")), headers)
+    return [data]
+
+
+class RequestBodySizeLimiter:
+    """Refuse request bodies larger than ``max_request_body_size`` bytes.
+
+    oslo.middleware's ``RequestBodySizeLimiter`` semantics, which every
+    upstream API pipeline runs before authentication: a declared
+    ``Content-Length`` above the limit is answered 413 without reading
+    the body; a body of unknown length (chunked) is read through a
+    :class:`LimitingReader`, and reading past the limit raises
+    :class:`RequestBodyTooLarge`, which the application's error handler
+    renders as its 413 fault. ``render(exc)`` gives the JSON body of the
+    413 (default: the compute/volume fault ``overLimit``; keystone passes
+    its ``{"error": ...}`` shape).
+    """
+
+    def __init__(self, app, max_request_body_size=None, render=None):
+        self.app = app
+        self.max_request_body_size = (
+            max_request_body_size or DEFAULT_MAX_REQUEST_BODY_SIZE)
+        self.render = render or (
+            lambda exc: fault_body(exc.code, exc.format_message()))
+
+    def refusal(self, environ):
+        """The RequestBodyTooLarge to answer with, or None (the body of
+        unknown length is then wrapped in a LimitingReader)."""
+        limit = self.max_request_body_size
+        length = _content_length(environ)
+        if length is not None:
+            if length > limit:
+                LOG.info("Refused a %s-byte request body (limit %s)",
+                         length, limit)
+                return RequestBodyTooLarge(limit=limit)
+        elif environ.get("wsgi.input") is not None:
+            environ["wsgi.input"] = LimitingReader(environ["wsgi.input"],
+                                                   limit)
+        return None
+
+    def __call__(self, environ, start_response):
+        refused = self.refusal(environ)
+        if refused is not None:
+            return _json_response(start_response, refused.code,
+                                  self.render(refused))
+        return self.app(environ, start_response)
+
+
+def server_body_limit(app):
+    """The body limit waitress should enforce for ``app``: a little above
+    the application's own (found on its limiter, or on a Flask app's
+    wrapped ``wsgi_app``), or None for waitress's default."""
+    for candidate in (app, getattr(app, "wsgi_app", None)):
+        limit = getattr(candidate, "max_request_body_size", None)
+        if isinstance(limit, int):
+            return limit + _SERVER_BODY_SLACK
+    return None
+
+
+def bad_text(data, path=()):
+    """The first string of decoded JSON ``data`` that cannot be stored.
+
+    JSON's ``\\ud800`` escape decodes to a lone surrogate, which no UTF-8
+    encoder (database driver, log handler) accepts; PostgreSQL refuses the
+    NUL character in text. Keys count as strings too.
+
+    :returns: None, or ``(path, value, reason)`` with ``path`` the list of
+        keys and indexes leading to the string.
+    """
+    if isinstance(data, str):
+        if "\x00" in data:
+            return list(path), data, "it contains a NUL character"
+        try:
+            data.encode("utf-8")
+        except UnicodeEncodeError:
+            return list(path), data, ("it is not valid Unicode text "
+                                      "(it contains a lone surrogate)")
+        return None
+    if isinstance(data, dict):
+        for key, value in data.items():
+            found = bad_text(key, path + (key,)) or \
+                bad_text(value, path + (key,))
+            if found:
+                return found
+    elif isinstance(data, list):
+        for index, value in enumerate(data):
+            found = bad_text(value, path + (index,))
+            if found:
+                return found
+    return None
+
+
+def shown(value, limit=64):
+    """A client's value for a message: JSON, ASCII-escaped (a lone
+    surrogate survives it), shortened when long."""
+    text = json.dumps(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 class ContextMiddleware:
     """Build the request context and add request-id response headers.
 
@@ -73,22 +245,38 @@ class ContextMiddleware:
     ``X-Service-Token``) locally with the shared identity key
     (:class:`ministack.identity.middleware.TokenValidator`): the user,
     project and roles come from the token only. A missing, tampered or
-    expired token gets 401 with keystonemiddleware's body; a project in
-    the URL that is not the token's gets 404 (admins excepted). Version
-    discovery (``GET /``, ``GET /v3/``...) needs no token.
+    expired token gets 401 with keystonemiddleware's body. Version
+    discovery (``GET /``, ``GET /v3/``...) needs no token. Whether a
+    project in the URL is the token's is the application's check, made
+    once the route is known (:func:`url_project_mismatch`), as upstream's
+    ``Resource`` makes it.
+
+    With ``max_request_body_size`` a body larger than that is refused
+    with 413 before anything else (oslo.middleware's sizelimit runs
+    before authentication upstream), still with the request-id headers.
 
     :param extra_request_id_headers: further header names that echo the
         request id (nova adds ``x-compute-request-id``).
     :param token_validator: the TokenValidator for ``keystone``; when
         omitted it is built from the key file named by
         ``$MINISTACK_SIGNING_KEY_FILE`` or the default path.
+    :param max_request_body_size: bytes (:class:`RequestBodySizeLimiter`);
+        None: no limit here.
     :raises ministack.exception.ConfigError: ``keystone`` and the key file
         is unusable (at construction, i.e. at daemon start-up).
     """
 
     def __init__(self, app, project_re=None, extra_request_id_headers=(),
-                 auth_strategy="noauth", token_validator=None):
+                 auth_strategy="noauth", token_validator=None,
+                 max_request_body_size=None):
         self.app = app
+        self.body_limiter = None
+        self.max_request_body_size = None
+        if max_request_body_size is not None:
+            self.body_limiter = RequestBodySizeLimiter(
+                None, max_request_body_size)
+            self.max_request_body_size = \
+                self.body_limiter.max_request_body_size
         self.project_re = re.compile(project_re) if project_re else None
         self.extra_headers = tuple(extra_request_id_headers)
         self.auth_strategy = auth_strategy
@@ -113,6 +301,10 @@ class ContextMiddleware:
                 headers.append((name, request_id))
             return start_response(status, headers, exc_info)
 
+        if self.body_limiter is not None:
+            refused = self.body_limiter.refusal(environ)
+            if refused is not None:
+                return self._refuse(refused, _start_response)
         if self.validator is not None:
             try:
                 ctxt = self._keystone_context(environ, request_id,
@@ -144,20 +336,12 @@ class ContextMiddleware:
                 raise
             # Discovery without (or with a bad) token: an anonymous context.
             return ms_context.RequestContext(roles=[], **ids)
-        ctxt = ms_context.RequestContext(**fields, **ids)
-        url_project = self._url_project(environ)
-        if url_project and url_project != ctxt.project_id and \
-                not ctxt.is_admin:
-            LOG.info("Refused: URL project %s is not the token's (%s)",
-                     url_project, ctxt.project_id)
-            raise exception.NotFound(
-                message="Project %s could not be found." % url_project)
-        return ctxt
+        return ms_context.RequestContext(**fields, **ids)
 
     def _refuse(self, exc, start_response):
         """Answer 401 (keystonemiddleware's body) or the error's code."""
         code = getattr(exc, "code", 500) or 500
-        headers = [("Content-Type", "application/json")]
+        headers = []
         if code == 401:
             body = {"error": {"code": 401, "title": "Unauthorized",
                               "message": exc.format_message()}}
@@ -167,18 +351,10 @@ class ContextMiddleware:
                             "Keystone"))
         else:
             body = fault_body(code, exc.format_message())
-        data = json.dumps(body).encode()
-        headers.append(("Content-Length", str(len(data))))
-        start_response("%d %s" % (code, _REASONS.get(code, "Error")),
-                       headers)
-        return [data]
+        return _json_response(start_response, code, body, headers)
 
     def _build_context(self, environ, request_id, global_request_id):
-        project_id = None
-        if self.project_re:
-            match = self.project_re.match(environ.get("PATH_INFO", ""))
-            if match:
-                project_id = match.group(1)
+        project_id = self._url_project(environ)
         token = environ.get("HTTP_X_AUTH_TOKEN", "")
         user_id = environ.get("HTTP_X_USER_ID")
         if ":" in token:
@@ -196,6 +372,18 @@ class ContextMiddleware:
             user_id=user_id, project_id=project_id, roles=roles,
             request_id=request_id, global_request_id=global_request_id,
             is_service=is_service, overwrite=True)
+
+
+def url_project_mismatch(ctxt, url_project):
+    """Whether a URL naming ``url_project`` must be refused for ``ctxt``.
+
+    Upstream's ``Resource._process_stack`` (nova and cinder alike): once
+    the route matched, a project id in the URL that is not the request
+    context's is a malformed URL (400), whoever asks, admins included.
+    Each service words the message as its upstream does.
+    """
+    return bool(ctxt is not None and url_project and
+                url_project != ctxt.project_id)
 
 
 def get_context(flask_request):
@@ -217,8 +405,13 @@ def serve(app, host, port, threads=8, stop_event=None, ident="ministack"):
     from waitress import wasyncore
     from waitress.server import create_server
 
+    options = {}
+    body_limit = server_body_limit(app)
+    if body_limit is not None:
+        options["max_request_body_size"] = body_limit
     server = create_server(app, host=host, port=port, threads=threads,
-                           ident=ident, clear_untrusted_proxy_headers=True)
+                           ident=ident, clear_untrusted_proxy_headers=True,
+                           **options)
     if stop_event is not None:
         def _watch():
             stop_event.wait()

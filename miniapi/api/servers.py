@@ -11,6 +11,7 @@ from oslo_utils import uuidutils
 
 from minicompute import exception
 from ministack import exception as ms_exception
+from ministack import wsgi
 from ministack.nova_db import api as db_api
 from miniapi.api import common
 from miniapi.api import microversion
@@ -181,10 +182,12 @@ def _refuse_unsupported(server):
     if server.get("key_name"):
         raise ms_exception.Invalid(message="Invalid key_name provided.")
     for key in ("min_count", "max_count"):
-        if int(server.get(key, 1)) != 1:
+        # The schema admits digit strings of any length: compare the
+        # digits, never int() them (it gives up past 4300 digits).
+        if str(server.get(key, 1)).lstrip("0") != "1":
             raise ms_exception.Invalid(
                 message="Only one server per request is supported "
-                        "(%s=%s)." % (key, server[key]))
+                        "(%s=%s)." % (key, wsgi.shown(server[key])))
 
 
 @bp.put("/servers/<server_id>")

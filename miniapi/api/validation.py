@@ -16,6 +16,7 @@ import jsonschema
 from oslo_utils import uuidutils
 
 from ministack import exception
+from ministack import wsgi
 from miniapi.api import microversion
 
 _FORMAT_CHECKER = jsonschema.FormatChecker()
@@ -54,15 +55,28 @@ def validate(data, schema):
 
 
 def request_json():
-    """The decoded JSON body, or 400 "Malformed request body"."""
+    """The decoded JSON body.
+
+    :raises Invalid: 400 "Malformed request body", or a string no
+        database or log can take (a lone surrogate from a ``\\ud800``
+        escape, a NUL), naming its field as a schema error would.
+    """
     raw = flask.request.get_data(cache=True)
     if not raw:
         raise exception.Invalid(message="Malformed request body")
     try:
-        return json.loads(raw)
+        data = json.loads(raw)
     except (ValueError, UnicodeDecodeError):
         raise exception.Invalid(
             message="Malformed request body") from None
+    found = wsgi.bad_text(data)
+    if found is not None:
+        path, value, reason = found
+        raise exception.Invalid(
+            message="Invalid input for field/attribute %s. Value: %s. %s."
+            % (path[-1] if path else "body", wsgi.shown(value),
+               reason[0].upper() + reason[1:]))
+    return data
 
 
 def _resolve(schema):

@@ -22,6 +22,7 @@ from minicinder.api import versions
 from minicinder.api import volume_actions
 from minicinder.api import volume_types
 from minicinder.api import volumes
+from ministack import config
 from ministack import microversion
 from ministack import wsgi
 
@@ -42,9 +43,10 @@ def create_app(conf, volume_api, attachment_api, actions,
     """
     app = flask.Flask("minicinder")
     app.json.sort_keys = False
+    max_body = config.max_request_body_size(conf)
     app.extensions[common.EXTENSION] = types.SimpleNamespace(
         conf=conf, volumes=volume_api, attachments=attachment_api,
-        actions=actions)
+        actions=actions, max_body=max_body)
     app.url_map.strict_slashes = False
     for blueprint in (versions.bp, volumes.bp, volume_types.bp,
                       attachments.bp, volume_actions.bp):
@@ -55,6 +57,7 @@ def create_app(conf, volume_api, attachment_api, actions,
         from ministack.identity import middleware
         token_validator = middleware.TokenValidator.from_conf(conf)
     app.before_request(_negotiate_version)
+    app.before_request(_check_url_project)
     app.after_request(_version_headers)
     app.register_error_handler(exception.base.MinistackException,
                                _domain_fault)
@@ -63,7 +66,8 @@ def create_app(conf, volume_api, attachment_api, actions,
     app.register_error_handler(Exception, _unexpected_fault)
     return wsgi.ContextMiddleware(app, project_re=r"^/v3/([^/]+)",
                                   auth_strategy=conf.auth_strategy,
-                                  token_validator=token_validator)
+                                  token_validator=token_validator,
+                                  max_request_body_size=max_body)
 
 
 def _noauth_service_token():
@@ -85,6 +89,19 @@ def _negotiate_version():
         return  # discovery is version-less upstream
     requested = microversion.header_value(flask.request.headers, "volume")
     flask.g.api_version = _negotiate(requested)
+
+
+def _check_url_project():
+    """400 "Malformed request url" when the project in a matched route's
+    URL is not the caller's (cinder's ``Resource._process_stack``; admins
+    included: an admin reaches other projects' volumes by id, or lists
+    them with ``all_tenants``, on its own project's URL)."""
+    url_project = flask.g.get("url_project_id")
+    ctxt = common.context()
+    if wsgi.url_project_mismatch(ctxt, url_project):
+        LOG.info("Refused: URL project %s is not the token's (%s)",
+                 url_project, ctxt.project_id)
+        raise exception.Invalid(message="Malformed request url")
 
 
 @functools.lru_cache(maxsize=64)

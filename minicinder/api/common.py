@@ -30,10 +30,14 @@ def context():
 
 
 def max_body():
-    return services().conf.osapi_max_request_body_size
+    """``[oslo_middleware] max_request_body_size`` (read once by
+    ``create_app``): the limit the WSGI middleware enforces, applied
+    again where a body is read."""
+    return services().max_body
 
 
 def drop_project(endpoint, values):
-    """Blueprint url_value_preprocessor: the project in the URL is already
-    in the request context (ContextMiddleware)."""
-    values.pop("project_id", None)
+    """Blueprint url_value_preprocessor: the project in the URL is not a
+    view argument; it is remembered for the app's check that it is the
+    request context's (``app._check_url_project``)."""
+    flask.g.url_project_id = values.pop("project_id", None)

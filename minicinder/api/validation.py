@@ -13,6 +13,7 @@ import jsonschema
 from oslo_utils import uuidutils
 
 from minicinder import exception
+from ministack import wsgi
 
 _format_checker = jsonschema.FormatChecker()
 
@@ -25,24 +26,38 @@ def _is_uuid(value):
 def body(schema, max_size):
     """The request's JSON body, validated against ``schema``.
 
-    :raises InvalidInput: not JSON, not an object, or fails the schema.
+    :raises InvalidInput: not JSON, text no database can store, or fails
+        the schema.
     :raises RequestTooLarge: bigger than ``max_size`` bytes.
     """
     request = flask.request
     if request.content_length is not None and \
             request.content_length > max_size:
-        raise exception.RequestTooLarge()
+        raise exception.RequestTooLarge(limit=max_size)
     raw = request.stream.read(max_size + 1)
     if len(raw) > max_size:
-        raise exception.RequestTooLarge()
+        raise exception.RequestTooLarge(limit=max_size)
     if not raw.strip():
         raise exception.InvalidInput(reason="The request body is empty.")
     try:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError):
         raise exception.InvalidInput(reason="Malformed request body.")
+    check_text(data)
     validate(data, schema)
     return data
+
+
+def check_text(data):
+    """:raises InvalidInput: a string no database can store (a lone
+    surrogate from a ``\\ud800`` escape, a NUL), naming the field."""
+    found = wsgi.bad_text(data)
+    if found is not None:
+        path, value, reason = found
+        raise exception.InvalidInput(
+            reason="Invalid input for field/attribute %s. Value: %s. %s."
+            % ("/".join(str(p) for p in path) or "body", wsgi.shown(value),
+               reason[0].upper() + reason[1:]))
 
 
 def validate(data, schema):

@@ -7,6 +7,7 @@ from minicinder.api import common
 from minicinder.api import schemas
 from minicinder.api import validation
 from minicinder.api import views
+from ministack import wsgi
 
 bp = flask.Blueprint("volumes", __name__, url_prefix="/v3/<project_id>")
 
@@ -46,11 +47,7 @@ def create():
             reason="The multiattach parameter is no longer supported; use "
                    "a volume type with the extra spec "
                    "multiattach=\"<is> True\".")
-    size = int(data["size"])
-    if size < 1:
-        raise exception.InvalidInput(
-            reason="Volume size '%s' must be an integer and greater than "
-                   "0" % data["size"])
+    size = _size(data["size"])
     volume = svc.volumes.create(
         _ctx(), size,
         name=data.get("name", data.get("display_name")),
@@ -61,6 +58,28 @@ def create():
         availability_zone=data.get("availability_zone"))
     return flask.jsonify({"volume": views.volume_detail(
         volume, _ctx(), common.version())}), 202
+
+
+def _size(value):
+    """The requested size in GiB, 1 to the schema's maximum.
+
+    The schema lets a string of digits of any length through (its
+    ``maximum`` binds integers only); one longer than the maximum is
+    refused before ``int()``, which gives up past 4300 digits.
+
+    :raises InvalidInput: upstream's message for a size that is not a
+        positive integer it can use (``volume/api.py`` create).
+    """
+    digits = str(value).lstrip("0")
+    maximum = schemas.volume_size["maximum"]
+    if not digits or len(digits) > len(str(maximum)) or \
+            int(digits) > maximum:
+        raise exception.InvalidInput(
+            reason="Invalid volume size provided for create request: %s "
+                   "(size argument must be an integer (or string "
+                   "representation of an integer) and greater than zero)."
+                   % wsgi.shown(value))
+    return int(digits)
 
 
 def _list(detail):

@@ -15,6 +15,7 @@ are serialised anyway) and a row lock on MariaDB/PostgreSQL.
 
 import json
 
+from oslo_utils import uuidutils
 import sqlalchemy as sa
 from sqlalchemy import orm
 
@@ -219,6 +220,18 @@ def attachment_get_all(session, ctx, filters, all_tenants=False, limit=None,
     return list(session.scalars(query).unique())
 
 
+def attachment_volume_id(session, attachment_id):
+    """The volume a live attachment belongs to, or None, whoever's it is.
+
+    Only for pairing checks (an attachment id sent along with another
+    volume's id is refused); never shown to the caller.
+    """
+    return session.scalars(
+        sa.select(models.VolumeAttachment.volume_id)
+        .where(models.VolumeAttachment.id == attachment_id,
+               models.VolumeAttachment.deleted.is_(False))).first()
+
+
 def attachments_for_volume(session, volume_id):
     """Every live attachment of a volume, oldest first (no scoping)."""
     return list(session.scalars(
@@ -265,9 +278,13 @@ def volume_detached(session, volume_id, attachment_id):
                     .where(models.Volume.id == volume_id).with_for_update())
     if attachment_id is not None:
         now = utcnow()
+        # The volume is part of the match: an attachment id paired with
+        # another volume's id removes nothing (the API refuses the pair
+        # first; this keeps a missed check from reaching another volume).
         session.execute(
             sa.update(models.VolumeAttachment)
             .where(models.VolumeAttachment.id == attachment_id,
+                   models.VolumeAttachment.volume_id == volume_id,
                    models.VolumeAttachment.deleted.is_(False))
             .values(deleted=True, deleted_at=now, detach_time=now,
                     attach_status=states.ATT_DETACHED))
@@ -324,12 +341,38 @@ def volume_type_get_by_name(session, name):
     return vtype
 
 
-def volume_type_get_by_name_or_id(session, name_or_id):
-    """Clients send either; upstream tries the id first, then the name."""
+def volume_type_get_by_name_or_id(session, name_or_id,
+                                  include_private=True):
+    """The type a client named by id or by name (cinder's
+    ``volume_types.get_by_name_or_id``): a UUID-like value is tried as an
+    id, then as a name, and a miss is :class:`VolumeTypeNotFound`; any
+    other value is a name (:class:`VolumeTypeNotFoundByName`).
+
+    :param include_private: False for a caller without access to private
+        types (ministack has no per-project type access: only admins
+        have it); a private type is then exactly as absent as a missing
+        one, for a lookup by id and by name alike.
+    """
+    def visible(vtype):
+        if not include_private and not vtype.is_public:
+            raise exception.VolumeTypeNotFound(volume_type_id=name_or_id)
+        return vtype
+
+    if uuidutils.is_uuid_like(name_or_id):
+        try:
+            return visible(volume_type_get(session, name_or_id))
+        except exception.VolumeTypeNotFound:
+            pass
+        try:
+            return visible(volume_type_get_by_name(session, name_or_id))
+        except exception.VolumeTypeNotFound:
+            raise exception.VolumeTypeNotFound(
+                volume_type_id=name_or_id) from None
     try:
-        return volume_type_get(session, name_or_id)
+        return visible(volume_type_get_by_name(session, name_or_id))
     except exception.VolumeTypeNotFound:
-        return volume_type_get_by_name(session, name_or_id)
+        raise exception.VolumeTypeNotFoundByName(
+            volume_type_name=name_or_id) from None
 
 
 def volume_type_get_all(session, include_private=False):

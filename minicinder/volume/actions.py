@@ -25,6 +25,27 @@ from ministack import db as ms_db
 LOG = logging.getLogger(__name__)
 
 
+def check_pairing(session, volume_id, attachments, attachment_id):
+    """Refuse an attachment id that belongs to another volume.
+
+    Upstream's ``attachment_deletion_allowed`` check: a detach names the
+    volume in the URL and the attachment in the body, and the two must go
+    together, or a caller could remove another volume's attachment (of
+    any project) through a volume of its own.
+
+    :param attachments: the volume's live attachments.
+    :raises InvalidInput: "Mismatched volume and attachment" (400).
+    """
+    if any(a.id == attachment_id for a in attachments):
+        return
+    owner = db.attachment_volume_id(session, attachment_id)
+    if owner is not None and owner != volume_id:
+        LOG.info("Refused: attachment %s is not volume %s's",
+                 attachment_id, volume_id)
+        raise exception.InvalidInput(
+            reason="Mismatched volume and attachment")
+
+
 class VolumeActions:
     """The legacy attach/detach verbs on top of the database and manager."""
 
@@ -124,7 +145,12 @@ class VolumeActions:
 
     def detach(self, ctx, volume_id, attachment_id=None):
         """Remove one attachment (the only one when no id is given) and
-        the export once nothing uses it; recompute the status."""
+        the export once nothing uses it; recompute the status.
+
+        :raises InvalidInput: ``attachment_id`` is another volume's
+            (upstream's "Mismatched volume and attachment", 400). An id
+            that matches no live attachment detaches nothing, as upstream.
+        """
         with self.database.read() as session:
             volume = db.volume_get(session, ctx, volume_id)
             live = volume.volume_attachment
@@ -135,6 +161,8 @@ class VolumeActions:
                                "instance; an attachment_id is required."
                                % volume_id)
                 attachment_id = live[0].id if live else None
+            else:
+                check_pairing(session, volume_id, live, attachment_id)
             found = [a for a in live if a.id == attachment_id]
             attachment_api.check_deletion_allowed(ctx, found,
                                                   self.compute)
@@ -171,6 +199,7 @@ class VolumeActions:
             volume = db.volume_get(session, ctx, volume_id)
             found = volume.volume_attachment
             if attachment_id is not None:
+                check_pairing(session, volume_id, found, attachment_id)
                 found = [a for a in found if a.id == attachment_id]
                 if not found:
                     raise exception.VolumeAttachmentNotFound(

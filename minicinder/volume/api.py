@@ -45,7 +45,9 @@ class VolumeAPI:
         """Record the volume as ``creating`` and start the backend job.
 
         :raises InvalidInput: bad size or availability zone.
-        :raises VolumeTypeNotFound: unknown type.
+        :raises VolumeTypeNotFound: unknown type, or a private one the
+            caller cannot see (as GET /types answers it; the default
+            type is the deployment's, usable by everyone).
         """
         if size > self.conf.max_volume_size:
             raise exception.InvalidInput(
@@ -58,8 +60,12 @@ class VolumeAPI:
                 % availability_zone)
         volume_id = str(uuid.uuid4())
         with self.database.write() as session:
-            vtype = db.volume_type_get_by_name_or_id(
-                session, volume_type or self.conf.default_volume_type)
+            if volume_type:
+                vtype = db.volume_type_get_by_name_or_id(
+                    session, volume_type, include_private=ctx.is_admin)
+            else:
+                vtype = db.volume_type_get_by_name_or_id(
+                    session, self.conf.default_volume_type)
             specs = {s.key: s.value for s in vtype.extra_specs}
             db.volume_create(session, {
                 "id": volume_id, "user_id": ctx.user_id,
@@ -132,14 +138,18 @@ class VolumeAPI:
     # --- volume types ---
 
     def type_get(self, ctx, type_id):
+        """:raises VolumeTypeNotFound: missing, or private and ``ctx`` is
+        not an admin."""
         with self.database.read() as session:
-            vtype = db.volume_type_get_by_name_or_id(session, type_id)
-            if not vtype.is_public and not ctx.is_admin:
-                raise exception.VolumeTypeNotFound(volume_type_id=type_id)
-            return vtype
+            return db.volume_type_get_by_name_or_id(
+                session, type_id, include_private=ctx.is_admin)
 
     def type_get_default(self, ctx):
-        return self.type_get(ctx, self.conf.default_volume_type)
+        """The configured default type, shown to everyone (upstream reads
+        it with an admin context)."""
+        with self.database.read() as session:
+            return db.volume_type_get_by_name_or_id(
+                session, self.conf.default_volume_type)
 
     def type_get_all(self, ctx):
         with self.database.read() as session:

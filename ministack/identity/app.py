@@ -21,14 +21,14 @@ import logging
 import flask
 from werkzeug import exceptions as wz_exceptions
 
+from ministack import config as ms_config
 from ministack import exception as ms_exception
+from ministack import wsgi
 from ministack.identity import auth
 from ministack.identity import exception
 from ministack.identity import views
 
 LOG = logging.getLogger(__name__)
-
-MAX_BODY = 64 * 1024
 
 _TITLES = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
            404: "Not Found", 405: "Method Not Allowed",
@@ -37,10 +37,15 @@ _TITLES = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
 bp = flask.Blueprint("identity", __name__)
 
 
-def error_response(code, message):
+def error_body(code, message):
     """Keystone's error body (``keystone/exception.py`` Error)."""
-    body = {"error": {"code": code, "title": _TITLES.get(code, "Error"),
+    return {"error": {"code": code, "title": _TITLES.get(code, "Error"),
                       "message": message}}
+
+
+def error_response(code, message):
+    """A response carrying keystone's error body."""
+    body = error_body(code, message)
     response = flask.Response(json.dumps(body), status=code,
                               mimetype="application/json")
     if code == 401:
@@ -69,11 +74,19 @@ def version_v3():
 def _json_body():
     data = flask.request.get_data(cache=False)
     try:
-        return json.loads(data) if data else None
+        body = json.loads(data) if data else None
     except ValueError:
         raise exception.ValidationError(
             field="body", reason="the request body is not valid JSON"
         ) from None
+    found = wsgi.bad_text(body)
+    if found is not None:
+        # A lone surrogate (a "\ud800" escape) or a NUL reaches no
+        # database query and no log line.
+        path, _, reason = found
+        raise exception.ValidationError(
+            field=".".join(str(p) for p in path) or "body", reason=reason)
+    return body
 
 
 @bp.post("/v3/auth/tokens")
@@ -181,7 +194,6 @@ def create_app(conf, store, formatter):
     app = flask.Flask("ministack.identity")
     app.json.sort_keys = False
     app.url_map.strict_slashes = False
-    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY
     app.extensions["ministack.identity"] = _Ext(
         auth.Authenticator(store, formatter, conf.identity.token_expiration),
         formatter, conf.catalog, conf.identity.allow_expired_window)
@@ -191,6 +203,11 @@ def create_app(conf, store, formatter):
     app.register_error_handler(wz_exceptions.HTTPException, _http_error)
     app.register_error_handler(Exception, _unexpected)
     app.after_request(_request_log)
+    # oslo.middleware's sizelimit, as in keystone's pipeline: 413 in
+    # keystone's error shape before the body is read.
+    app.wsgi_app = wsgi.RequestBodySizeLimiter(
+        app.wsgi_app, ms_config.max_request_body_size(conf),
+        render=lambda exc: error_body(exc.code, exc.format_message()))
     return app
 
 

@@ -118,24 +118,29 @@ class Authenticator:
     def _password(self, data):
         user_ref = _require(data, "user", dict, "password.user")
         secret = _require(user_ref, "password", str, "password.user.password")
-        if "id" in user_ref:
-            user = self.store.user(
-                user_id=_require(user_ref, "id", str, "password.user.id"))
-        else:
-            name = _require(user_ref, "name", str, "password.user.name")
-            domain = user_ref.get("domain")
-            if domain is not None and not isinstance(domain, dict):
-                raise exception.ValidationError(
-                    field="password.user.domain", reason="expected an object")
-            domain_id = store_mod.domain_id_of(domain)
-            user = self.store.user(name=name, domain_id=domain_id) \
-                if domain_id else None
+        user = self._user_by_ref(user_ref, "password.user")
         if user is None:
             passwords.check_password(secret, _DUMMY_HASH)
             raise _unauthorized("unknown user")
         if not passwords.check_password(secret, user.password):
             raise _unauthorized("wrong password for user %s", user.id)
         return user
+
+    def _user_by_ref(self, user_ref, field):
+        """The user a request's ``user`` object names (by ``id``, or by
+        ``name`` with an optional ``domain`` object), or None.
+
+        Every member is type-checked before it reaches a query: a list, an
+        object or a number where a string belongs is a 400 naming the
+        field (it used to reach the database driver: 500).
+        """
+        if "id" in user_ref:
+            return self.store.user(
+                user_id=_require(user_ref, "id", str, field + ".id"))
+        name = _require(user_ref, "name", str, field + ".name")
+        domain_id = _domain_id(user_ref.get("domain"), field + ".domain")
+        return self.store.user(name=name, domain_id=domain_id) \
+            if domain_id else None
 
     def _token(self, data):
         token_id = _require(data, "id", str, "token.id")
@@ -159,12 +164,8 @@ class Authenticator:
             name = _require(data, "name", str, "application_credential.name")
             user_ref = _require(data, "user", dict,
                                 "application_credential.user")
-            if "id" in user_ref:
-                user = self.store.user(user_id=user_ref["id"])
-            else:
-                domain_id = store_mod.domain_id_of(user_ref.get("domain"))
-                user = self.store.user(name=user_ref.get("name"),
-                                       domain_id=domain_id)
+            user = self._user_by_ref(user_ref,
+                                     "application_credential.user")
             cred, roles = self.store.application_credential(
                 user_id=user.id, name=name) if user else (None, [])
         if cred is None:
@@ -213,17 +214,30 @@ class Authenticator:
                     ref, "id", str, "scope.project.id"))
             else:
                 name = _require(ref, "name", str, "scope.project.name")
-                domain = ref.get("domain")
-                if domain is not None and not isinstance(domain, dict):
-                    raise exception.ValidationError(
-                        field="scope.project.domain",
-                        reason="expected an object")
-                domain_id = store_mod.domain_id_of(domain)
+                domain_id = _domain_id(ref.get("domain"),
+                                       "scope.project.domain")
                 project = self.store.project(name=name, domain_id=domain_id) \
                     if domain_id else None
         if project is None or not project.enabled:
             raise _unauthorized("scope names no enabled project")
         return project
+
+
+def _domain_id(domain, field):
+    """The domain id a ``domain`` object names (None: not Default).
+
+    :raises ValidationError: not an object, or its ``id``/``name`` not
+        strings.
+    """
+    if domain is None:
+        return store_mod.domain_id_of(None)
+    if not isinstance(domain, dict):
+        raise exception.ValidationError(field=field,
+                                        reason="expected an object")
+    for key in ("id", "name"):
+        if key in domain:
+            _require(domain, key, str, "%s.%s" % (field, key))
+    return store_mod.domain_id_of(domain)
 
 
 def _aware(value):

@@ -100,8 +100,20 @@ def test_host_fields_only_for_admin(kapi, servers):
     assert "OS-EXT-SRV-ATTR:host" in body["server"]
 
 
-def test_legacy_url_with_another_project_is_404(kapi, servers):
-    status, _, _ = kapi.get("/v2.1/p-admin/servers/%s" % servers["admin"])
-    assert status == 404
+def test_legacy_url_with_another_project_is_400_even_for_admin(kapi,
+                                                               servers):
+    """nova's Resource: a matched route whose URL names another project
+    is a malformed URL, whoever asks."""
+    status, body, _ = kapi.get("/v2.1/p-admin/servers/%s" % servers["admin"])
+    assert status == 400
+    assert body["badRequest"]["message"] == (
+        "Malformed request URL: URL's project_id 'p-admin' doesn't match "
+        "Context's project_id 'p-demo'")
+    status, body, _ = kapi.get("/v2.1/p-demo/servers", token=ADMIN)
+    assert status == 400
+    assert "'p-demo' doesn't match Context's project_id 'p-admin'" in \
+        body["badRequest"]["message"]
     status, _, _ = kapi.get("/v2.1/p-demo/servers/%s" % servers["demo"])
     assert status == 200
+    # An unknown route stays 404, as upstream's router answers first.
+    assert kapi.get("/v2.1/p-admin/no-such-thing")[0] == 404
