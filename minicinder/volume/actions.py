@@ -192,6 +192,9 @@ class VolumeActions:
                      connector=None):
         """Admin: drop an attachment whatever its state, revoking access
         (not one Nova is using, unless the admin is Nova: OSSA-2023-003).
+
+        :raises InvalidInput: ``attachment_id`` is another volume's (400).
+        :raises VolumeAttachmentNotFound: no live attachment has it (404).
         """
         volume_api.require_admin(ctx, "volume_extension:volume_admin_actions"
                                       ":force_detach")
