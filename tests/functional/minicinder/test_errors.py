@@ -102,7 +102,12 @@ def test_attachment_update_complete_delete_errors(raw, volume_id):
         assert raw("POST", url + "/action", {"os-complete": {}},
                    version="3.43").status_code == 404
         _fault(raw("PUT", "/attachments/%s" % MISSING, {"attachment": {
-            "connector": {"initiator": "x"}}}), 404, "itemNotFound")
+            "connector": {"initiator": "iqn.2024-01.org.ministack:x"}}}),
+            404, "itemNotFound")
+        # Not an iSCSI name: refused before the attachment is looked up.
+        msg = _fault(raw("PUT", url, {"attachment": {"connector": {
+            "initiator": "x"}}}), 400, "badRequest")
+        assert "connector/initiator" in msg
         _fault(raw("DELETE", "/attachments/%s" % MISSING), 404,
                "itemNotFound")
         _fault(raw("GET", "/attachments/not-a-uuid"), 404, "itemNotFound")
