@@ -29,20 +29,30 @@ from ministack import rpc
 from ministack import wsgi
 from ministack.nova_db import api as db_api
 from miniapi import db_extra
+from miniapi.api import availability_zones
+from miniapi.api import console_output  # noqa: F401 (registers its action)
+from miniapi.api import extensions
 from miniapi.api import faults
+from miniapi.api import flavor_access
+from miniapi.api import flavor_extra_specs
+from miniapi.api import flavor_manage
 from miniapi.api import flavors
 from miniapi.api import images
 from miniapi.api import instance_actions
+from miniapi.api import ips
+from miniapi.api import limits
 from miniapi.api import microversion
 from miniapi.api import servers
 from miniapi.api import services
 from miniapi.api import versions
 from miniapi.api import volume_attachments
+from miniapi.api import volumes
 from miniapi.compute import api as compute_api
 
 # First path segments after /v2.1/ that are collections, not project ids.
 COLLECTIONS = ("servers", "flavors", "os-services", "images", "limits",
-               "extensions", "os-instance-actions")
+               "extensions", "os-instance-actions", "os-volumes",
+               "os-availability-zone", "os-hypervisors")
 
 # A project segment must be followed by a resource path: /v2.1/<x> alone
 # is an unknown route (404), not an empty project URL.
@@ -107,8 +117,10 @@ def create_app(conf, transport=None, engine=None, volume_api=None,
     app.url_map.strict_slashes = False
 
     for blueprint in (versions.bp, servers.bp, volume_attachments.bp,
-                      instance_actions.bp, flavors.bp, services.bp,
-                      images.bp):
+                      instance_actions.bp, flavors.bp, flavor_manage.bp,
+                      flavor_access.bp, flavor_extra_specs.bp, services.bp,
+                      images.bp, ips.bp, limits.bp, extensions.bp,
+                      availability_zones.bp, volumes.bp):
         app.register_blueprint(blueprint)
     faults.register(app)
     app.before_request(_before_request)

@@ -126,6 +126,12 @@ Related options:
 
 * device_detach_attempts
 """),
+    cfg.IntOpt("wait_soft_reboot_seconds", default=120, min=1,
+               help="""
+Seconds a SOFT reboot waits for the guest to shut down after the ACPI
+power button (nova's option of the same name). A guest still running
+then is rebooted HARD (powered off and on).
+"""),
 ]
 
 fault_injection_group = cfg.OptGroup(

@@ -92,6 +92,20 @@ class FlavorNotFound(NotFound):
     msg_fmt = "Flavor %(flavor_id)s could not be found."
 
 
+class FlavorAccessNotFound(NotFound):
+    msg_fmt = "Flavor access not found for %(flavor_id)s / %(project_id)s " \
+              "combination."
+
+
+class FlavorExtraSpecsNotFound(NotFound):
+    msg_fmt = "Flavor %(flavor_id)s has no extra specs with key " \
+              "%(extra_specs_key)s."
+
+
+class ConsoleNotAvailable(NotFound):
+    msg_fmt = "Guest does not have a console available."
+
+
 class ImageNotFound(NotFound):
     msg_fmt = "Image %(image_id)s could not be found."
 
@@ -144,6 +158,19 @@ class UnexpectedTaskStateError(Conflict):
 class UnexpectedVMStateError(Conflict):
     msg_fmt = ("Conflict updating instance %(instance_uuid)s. "
                "Expected vm_state: %(expected)s. Actual: %(actual)s")
+
+
+class FlavorExists(Conflict):
+    msg_fmt = "Flavor with name %(name)s already exists."
+
+
+class FlavorIdExists(Conflict):
+    msg_fmt = "Flavor with ID %(flavor_id)s already exists."
+
+
+class FlavorAccessExists(Conflict):
+    msg_fmt = "Flavor access already exists for flavor %(flavor_id)s and " \
+              "project %(project_id)s combination."
 
 
 class InstanceIsLocked(Conflict):

@@ -277,6 +277,45 @@ class ComputeManager:
                 "power_state": self.driver.get_power_state(instance)})
 
     @messaging.expected_exceptions(exception.InstanceNotFound)
+    def reboot_instance(self, ctxt, instance, reboot_type):
+        """Reboot the guest, SOFT or HARD; ACTIVE again (cast).
+
+        A failed reboot leaves the server in ERROR with the reason, as
+        upstream (the user can then HARD reboot or delete it).
+        """
+        instance = self._instance(ctxt, instance)
+        with self._event(ctxt, "reboot_instance", instance), \
+                utils.instance_lock(instance["uuid"]):
+            try:
+                self.driver.reboot(ctxt, instance, reboot_type)
+            except Exception as exc:
+                with excutils.save_and_reraise_exception():
+                    reason = (exc.format_message()
+                              if hasattr(exc, "format_message") else str(exc))
+                    LOG.error("Reboot of %s failed: %s", instance["uuid"],
+                              reason)
+                    self._set_error(ctxt, instance,
+                                    "Reboot failed: %s" % reason)
+            db_api.instance_update(ctxt.elevated(), instance["uuid"], {
+                "vm_state": vm_states.ACTIVE, "task_state": None,
+                "power_state": self.driver.get_power_state(instance)})
+
+    @messaging.expected_exceptions(exception.InstanceNotFound,
+                                   exception.ConsoleNotAvailable)
+    def get_console_output(self, ctxt, instance, tail_length=None):
+        """The console log as text, its last ``tail_length`` lines (call).
+
+        Bytes that are not ASCII are replaced, as nova does.
+        """
+        instance = self._instance(ctxt, instance)
+        output = self.driver.get_console_output(instance)
+        if isinstance(output, str):
+            output = output.encode("utf-8")
+        if tail_length is not None:
+            output = utils.tail_lines(output, int(tail_length))
+        return output.decode("ascii", "replace")
+
+    @messaging.expected_exceptions(exception.InstanceNotFound)
     def terminate_instance(self, ctxt, instance):
         """Detach every volume, destroy the guest, soft-delete (cast).
 

@@ -53,9 +53,10 @@ class ComputeAPI:
     * 1.0 - Initial version: reserve_block_device_name (call),
       attach_volume, detach_volume, build_and_run_instance, stop_instance,
       start_instance, terminate_instance (casts).
+    * 1.1 - reboot_instance (cast), get_console_output (call).
     """
 
-    VERSION = "1.0"
+    VERSION = "1.1"
 
     def __init__(self, transport, timeout=None):
         """:param timeout: seconds a CALL waits (``rpc_call_timeout``)."""
@@ -64,9 +65,11 @@ class ComputeAPI:
                                      version_cap=self.VERSION,
                                      timeout=timeout)
 
-    def _prepare(self, instance, **kwargs):
-        return self.client.prepare(server=_host(instance),
-                                   version=self.VERSION, **kwargs)
+    def _prepare(self, instance, version="1.0", **kwargs):
+        """Each method is sent at the version that introduced it, so a
+        host still serving an older version takes the older methods."""
+        return self.client.prepare(server=_host(instance), version=version,
+                                   **kwargs)
 
     def reserve_block_device_name(self, ctxt, instance, device, volume_id,
                                   disk_bus=None, device_type=None, tag=None,
@@ -118,3 +121,20 @@ class ComputeAPI:
         cctxt = self._prepare(instance)
         cctxt.cast(ctxt, "terminate_instance",
                    instance=_primitive(instance))
+
+    def reboot_instance(self, ctxt, instance, reboot_type):
+        """CAST: reboot the guest, ``reboot_type`` SOFT or HARD."""
+        cctxt = self._prepare(instance, version="1.1")
+        cctxt.cast(ctxt, "reboot_instance", instance=_primitive(instance),
+                   reboot_type=reboot_type)
+
+    def get_console_output(self, ctxt, instance, tail_length=None):
+        """CALL: the guest's serial console log (its last lines).
+
+        :raises ConsoleNotAvailable: the guest logs no console.
+        :raises MessagingTimeout: the host did not answer in time.
+        """
+        cctxt = self._prepare(instance, version="1.1")
+        return cctxt.call(ctxt, "get_console_output",
+                          instance=_primitive(instance),
+                          tail_length=tail_length)

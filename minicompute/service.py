@@ -29,7 +29,7 @@ from ministack.nova_db import api as db_api
 
 LOG = logging.getLogger(__name__)
 
-BINARY = "minicompute"
+BINARY = "nova-compute"
 
 
 class ComputeService:

@@ -19,6 +19,10 @@ SPAWNING = "spawning"
 POWERING_OFF = "powering-off"
 POWERING_ON = "powering-on"
 
+# reboot
+REBOOTING = "rebooting"
+REBOOTING_HARD = "rebooting_hard"
+
 # deletion
 DELETING = "deleting"
 

@@ -100,3 +100,13 @@ def _set_event_details(event_id, details):
         session.query(models.InstanceActionEvent).filter_by(
             id=event_id).update({"details": details},
                                 synchronize_session=False)
+
+
+def tail_lines(data, count):
+    """The last ``count`` newline-separated pieces of ``data`` (bytes), as
+    nova's ``_tail_log``: 0 gives nothing; the output always splits into
+    exactly ``count`` pieces when the log has that many (the empty piece
+    after a trailing newline counts, as upstream)."""
+    if count <= 0:
+        return b""
+    return b"\n".join(data.split(b"\n")[-count:])

@@ -39,6 +39,10 @@ ALLOW_VOLUME_ATTACH_DETACH = [ACTIVE, PAUSED, STOPPED, RESIZED, SOFT_DELETED,
 ALLOW_STOP = [ACTIVE, RESCUED, RESIZED, ERROR]
 # states the instance can be started from
 ALLOW_START = [STOPPED]
+# states a HARD reboot may start from (a SOFT one needs ACTIVE), as
+# nova's API reboot check
+ALLOW_HARD_REBOOT = [ACTIVE, STOPPED, PAUSED, SUSPENDED, ERROR]
+ALLOW_SOFT_REBOOT = [ACTIVE]
 # states the instance can be deleted from (any but an in-flight delete)
 ALLOW_DELETE = [ACTIVE, BUILDING, PAUSED, SUSPENDED, STOPPED, RESCUED,
                 RESIZED, SOFT_DELETED, ERROR, SHELVED, SHELVED_OFFLOADED]

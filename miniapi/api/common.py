@@ -15,6 +15,12 @@ def context():
     return wsgi.get_context(flask.request)
 
 
+def require_admin(ctxt, action):
+    """403 for a non-admin, naming the upstream policy ``action``."""
+    if not ctxt.is_admin:
+        raise exception.Forbidden(action=action)
+
+
 def isotime(value):
     """Servers and flavors show second precision with a Z (upstream)."""
     return value.strftime(ISO_Z) if value else None

@@ -1,15 +1,20 @@
-"""/flavors: list, detail and show (read-only; seeded at init).
+"""/flavors: list, detail and show (nova's flavors.py controller).
 
 ``openstack server create --flavor m1.tiny`` first GETs
 ``/flavors/m1.tiny`` (404 expected) and then lists
-``/flavors/detail?is_public=None``, so names are not ids here, and the
-literal ``None`` is accepted for ``is_public``.
+``/flavors/detail?is_public=None``, so names are not ids here. As
+upstream, only admins may filter on ``is_public`` (``none`` lists every
+flavor); for anyone else the filter is ignored and the list holds the
+public flavors plus the private ones shared with their project.
+Creating, changing and deleting flavors is ``flavor_manage``.
 """
 
 import flask
+from oslo_utils import strutils
 
 from ministack import exception as ms_exception
 from ministack.nova_db import api as db_api
+from ministack.nova_db import flavors as flavors_db
 from miniapi.api import common
 from miniapi.api import microversion
 from miniapi.api.views import flavors as views
@@ -17,16 +22,24 @@ from miniapi.api.views import flavors as views
 bp = flask.Blueprint("flavors", __name__, url_prefix="/v2.1")
 
 
+def _is_public(ctxt):
+    if not ctxt.is_admin:
+        return True
+    value = flask.request.args.get("is_public")
+    if value is None:
+        return True
+    if value.lower() == "none":
+        return None
+    try:
+        return strutils.bool_from_string(value, strict=True)
+    except ValueError:
+        raise ms_exception.Invalid(
+            message="Invalid is_public filter [%s]" % value) from None
+
+
 def _flavors(ctxt):
     args = flask.request.args
-    flavors = db_api.flavor_get_all(ctxt)
-    is_public = args.get("is_public", "true").lower()
-    if is_public in ("none", "") and not ctxt.is_admin:
-        is_public = "true"
-    if is_public not in ("none", ""):
-        wanted = common.parse_bool(is_public, "is_public")
-        flavors = [f for f in flavors if (f.is_public is not False) ==
-                   wanted]
+    flavors = db_api.flavor_get_all(ctxt, is_public=_is_public(ctxt))
     for name, attr in (("minRam", "memory_mb"), ("minDisk", "root_gb")):
         if args.get(name):
             try:
@@ -43,6 +56,13 @@ def _flavors(ctxt):
         ms_exception.Invalid(message="marker [%s] not found" % marker))
 
 
+def detail_view(ctxt, flavor, version):
+    """One flavor's detail view, its extra specs read when shown (2.61)."""
+    specs = flavors_db.extra_specs_get(ctxt, flavor) \
+        if version >= "2.61" else None
+    return views.detail(flavor, version, specs)
+
+
 @bp.get("/flavors")
 def index():
     ctxt = common.context()
@@ -55,13 +75,16 @@ def index():
 def detail():
     ctxt = common.context()
     version = microversion.current()
+    flavors = _flavors(ctxt)
+    specs = flavors_db.extra_specs_get_all(ctxt, [f.id for f in flavors]) \
+        if version >= "2.61" else {}
     return flask.jsonify({"flavors": [
-        views.detail(f, version) for f in _flavors(ctxt)]})
+        views.detail(f, version, specs.get(f.id)) for f in flavors]})
 
 
 @bp.get("/flavors/<flavor_id>")
 def show(flavor_id):
     ctxt = common.context()
     flavor = db_api.flavor_get(ctxt, flavor_id)
-    return flask.jsonify({"flavor": views.detail(flavor,
-                                                 microversion.current())})
+    return flask.jsonify({"flavor": detail_view(ctxt, flavor,
+                                                microversion.current())})

@@ -90,3 +90,18 @@ def min_version(version):
             return func(*args, **kwargs)
         return wrapper
     return decorator
+
+
+def max_version(version):
+    """Decorator: the route is gone above ``version`` (404), as nova's
+    proxy APIs (os-volumes...) are from 2.36."""
+    version = APIVersion.coerce(version)
+
+    def decorator(func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            if current() > version:
+                flask.abort(404)
+            return func(*args, **kwargs)
+        return wrapper
+    return decorator

@@ -213,23 +213,63 @@ def delete(server_id):
     return "", 204
 
 
+# -- actions ---------------------------------------------------------------
+
+# name -> handler(ctxt, server_id, body) returning the response; modules
+# with their own action (console_output) register with @action_handler.
+ACTION_HANDLERS = {}
+
+
+def action_handler(name):
+    """Decorator: serve the server action ``name``."""
+    def register(func):
+        ACTION_HANDLERS[name] = func
+        return func
+    return register
+
+
 @bp.post("/servers/<server_id>/action")
 @validation.body(schemas.action)
 def action(server_id, body):
-    """POST /servers/{id}/action: os-stop / os-start (202)."""
+    """POST /servers/{id}/action: dispatch on the one key of the body."""
     ctxt = common.context()
     name = next(iter(body))
-    if name not in schemas.ACTIONS:
+    handler = ACTION_HANDLERS.get(name)
+    if handler is None:
         raise ms_exception.Invalid(
             message="There is no such action: %s" % name)
+    return handler(ctxt, server_id, body)
+
+
+def _no_argument(name, body):
     if body[name] not in (None, {}):
         raise ms_exception.Invalid(
             message="Invalid input for field/attribute %s. Value: %r. "
                     "None or an empty object is expected." %
                     (name, body[name]))
+
+
+@action_handler("os-stop")
+def _stop(ctxt, server_id, body):
+    """os-stop (202): the host powers the guest off."""
+    _no_argument("os-stop", body)
+    compute_api().stop(ctxt, get_instance(ctxt, server_id))
+    return "", 202
+
+
+@action_handler("os-start")
+def _start(ctxt, server_id, body):
+    """os-start (202): the host powers the guest on."""
+    _no_argument("os-start", body)
+    compute_api().start(ctxt, get_instance(ctxt, server_id))
+    return "", 202
+
+
+@action_handler("reboot")
+def _reboot(ctxt, server_id, body):
+    """reboot {"type": SOFT|HARD} (202); status REBOOT or HARD_REBOOT
+    until the host has rebooted the guest."""
+    validation.validate(body, schemas.reboot)
     instance = get_instance(ctxt, server_id)
-    if name == "os-stop":
-        compute_api().stop(ctxt, instance)
-    else:
-        compute_api().start(ctxt, instance)
+    compute_api().reboot(ctxt, instance, body["reboot"]["type"].upper())
     return "", 202

@@ -1,4 +1,5 @@
-"""The API phase of the server lifecycle: create, delete, stop, start.
+"""The API phase of the server lifecycle: create, delete, stop, start,
+reboot, and the console log.
 
 The API picks the compute host (``checks.pick_host``: nova's scheduler at
 mini scale), writes the instance, records the action and casts to the
@@ -23,6 +24,7 @@ from minicompute import vm_states
 from ministack import db
 from ministack import exception as ms_exception
 from ministack.nova_db import api as db_api
+from ministack.nova_db import flavors as flavors_db
 from miniapi.compute import checks
 from miniapi.compute import images
 
@@ -39,13 +41,13 @@ def sanitize_hostname(name):
     return hostname or "server"
 
 
-def flavor_primitive(flavor):
+def flavor_primitive(flavor, extra_specs=None):
     """What the instance remembers of its flavor (``instances.flavor``)."""
     return {"id": flavor.id, "flavorid": flavor.flavorid,
             "name": flavor.name, "memory_mb": flavor.memory_mb,
             "vcpus": flavor.vcpus, "root_gb": flavor.root_gb or 0,
             "ephemeral_gb": flavor.ephemeral_gb or 0,
-            "swap": flavor.swap or 0, "extra_specs": {}}
+            "swap": flavor.swap or 0, "extra_specs": dict(extra_specs or {})}
 
 
 class ServerOperations:
@@ -78,12 +80,14 @@ class ServerOperations:
             raise ms_exception.Invalid(
                 message="The requested availability zone is not available")
         host = checks.pick_host(ctxt, self.down_time)
+        flavor_dict = flavor_primitive(
+            flavor, flavors_db.extra_specs_get(ctxt, flavor))
         values = {
             "display_name": name,
             "display_description": description,
             "hostname": hostname or sanitize_hostname(name),
             "image_ref": image["id"],
-            "flavor": json.dumps(flavor_primitive(flavor)),
+            "flavor": json.dumps(flavor_dict),
             "instance_type_id": flavor.id,
             "memory_mb": flavor.memory_mb,
             "vcpus": flavor.vcpus,
@@ -113,7 +117,7 @@ class ServerOperations:
         try:
             self.compute_rpcapi.build_and_run_instance(
                 ctxt, db_api.to_dict(instance), image=image,
-                flavor=flavor_primitive(flavor))
+                flavor=flavor_dict)
         except Exception as exc:
             with excutils.save_and_reraise_exception():
                 db_api.instance_update(ctxt, instance.uuid, {
@@ -190,27 +194,55 @@ class ServerOperations:
 
     def stop(self, ctxt, instance):
         """os-stop: powering-off, then the host powers it off."""
-        self._power(ctxt, instance, "stop", instance_actions.STOP,
+        task_state, allowed, _final = task_states.TRANSITIONS["stop"]
+        self._begin(ctxt, instance, "stop", instance_actions.STOP,
+                    task_state, allowed, [None],
                     self.compute_rpcapi.stop_instance)
 
     def start(self, ctxt, instance):
         """os-start: powering-on, then the host powers it on."""
-        self._power(ctxt, instance, "start", instance_actions.START,
+        task_state, allowed, _final = task_states.TRANSITIONS["start"]
+        self._begin(ctxt, instance, "start", instance_actions.START,
+                    task_state, allowed, [None],
                     self.compute_rpcapi.start_instance)
 
-    def _power(self, ctxt, instance, operation, action, cast):
-        task_state, allowed, _final = task_states.TRANSITIONS[operation]
-        checks.check_instance_state(instance, operation, vm_state=allowed)
+    def reboot(self, ctxt, instance, reboot_type):
+        """reboot: SOFT needs an ACTIVE server with nothing in flight;
+        HARD also starts a SHUTOFF, PAUSED, SUSPENDED or ERROR one and may
+        interrupt a SOFT reboot (nova's ``API.reboot`` checks)."""
+        hard = reboot_type == "HARD"
+        if hard:
+            task_state, allowed = (task_states.REBOOTING_HARD,
+                                   vm_states.ALLOW_HARD_REBOOT)
+            task_allowed = [None, task_states.REBOOTING]
+        else:
+            task_state, allowed = (task_states.REBOOTING,
+                                   vm_states.ALLOW_SOFT_REBOOT)
+            task_allowed = [None]
+
+        def cast(ctxt, instance):
+            self.compute_rpcapi.reboot_instance(ctxt, instance,
+                                                reboot_type)
+        self._begin(ctxt, instance, "reboot", instance_actions.REBOOT,
+                    task_state, allowed, task_allowed, cast)
+
+    def _begin(self, ctxt, instance, operation, action, task_state,
+               allowed, task_allowed, cast):
+        """Check, set the task state (compare-and-swap), record the
+        action and cast; the task state is undone if the cast fails."""
+        checks.check_instance_state(instance, operation, vm_state=allowed,
+                                    task_state=task_allowed)
         checks.check_host_up(ctxt, instance, self.down_time)
         try:
             instance = db_api.instance_update(
                 ctxt, instance.uuid, {"task_state": task_state},
-                expected_task_state=[None], expected_vm_state=allowed)
+                expected_task_state=task_allowed, expected_vm_state=allowed)
         except (exception.UnexpectedTaskStateError,
                 exception.UnexpectedVMStateError):
             current = db_api.instance_get(ctxt, instance.uuid)
             checks.check_instance_state(current, operation,
-                                        vm_state=allowed)
+                                        vm_state=allowed,
+                                        task_state=task_allowed)
             raise
         try:
             db_api.action_start(ctxt, instance.uuid, action)
@@ -220,6 +252,21 @@ class ServerOperations:
                 db_api.instance_update(ctxt, instance.uuid,
                                        {"task_state": None},
                                        expected_task_state=[task_state])
+
+    def get_console_output(self, ctxt, instance, tail_length=None):
+        """The guest's console log from its host (an RPC call).
+
+        :raises InstanceInvalidState: never scheduled to a host (409).
+        :raises ComputeServiceUnavailable: its host is down (409).
+        :raises ConsoleNotAvailable: the guest logs no console (404).
+        """
+        if not instance.host:
+            raise exception.InstanceInvalidState(
+                attr="host", instance_uuid=instance.uuid, state=None,
+                method="get_console_output")
+        checks.check_host_up(ctxt, instance, self.down_time)
+        return self.compute_rpcapi.get_console_output(
+            ctxt, db_api.to_dict(instance), tail_length=tail_length)
 
     # -- update ----------------------------------------------------------
 

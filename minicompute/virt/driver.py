@@ -47,6 +47,20 @@ class ComputeDriver:
     def power_on(self, ctxt, instance):
         raise NotImplementedError()
 
+    def reboot(self, ctxt, instance, reboot_type):
+        """Reboot the guest: ``SOFT`` (ask it, fall back to HARD) or
+        ``HARD`` (power cycle). Attached volumes stay attached; the guest
+        is running when this returns.
+        """
+        raise NotImplementedError()
+
+    def get_console_output(self, instance):
+        """The guest's serial console log (bytes; its last 100 KiB).
+
+        :raises ConsoleNotAvailable: the guest has no logged console.
+        """
+        raise NotImplementedError()
+
     def get_power_state(self, instance):
         """One of :mod:`minicompute.power_state`."""
         raise NotImplementedError()

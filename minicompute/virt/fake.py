@@ -42,6 +42,14 @@ class FakeDriver(driver.ComputeDriver):
     def power_on(self, ctxt, instance):
         self._get(instance)["power"] = power_state.RUNNING
 
+    def reboot(self, ctxt, instance, reboot_type):
+        self.calls.append(("reboot", instance["uuid"], reboot_type))
+        self._get(instance)["power"] = power_state.RUNNING
+
+    def get_console_output(self, instance):
+        self._get(instance)
+        return b"fake console line 1\nfake console line 2\n"
+
     def get_power_state(self, instance):
         entry = self.instances.get(instance["uuid"])
         return entry["power"] if entry else power_state.NOSTATE

@@ -11,11 +11,12 @@ the headers minicinder reads (``X-Auth-Token: user:project``, ``X-User-Id``,
 ``X-OpenStack-Request-ID`` so one request can be followed through the logs
 of all three daemons.
 
-Errors are translated here, once: cinderclient and keystoneauth exceptions
-never leave this module. 404s become the "not found" of the thing asked
-about (VolumeNotFound, VolumeAttachmentNotFound), 400 becomes InvalidInput
-(nova's API turns that into InvalidVolume where upstream does), 403/409
-keep their meaning, and an unreachable Cinder is CinderConnectionFailed.
+Errors are translated once, by ``cinder_errors``: cinderclient and
+keystoneauth exceptions never leave this module. 404s become the "not
+found" of the thing asked about (VolumeNotFound,
+VolumeAttachmentNotFound), 400 becomes InvalidInput (nova's API turns
+that into InvalidVolume where upstream does), 403/409 keep their meaning,
+and an unreachable Cinder is CinderConnectionFailed.
 
 Results are plain dicts. ``get`` reshapes the volume like nova's
 ``_untranslate_volume_summary_view``: ``attachments`` is a dict keyed by
@@ -23,88 +24,24 @@ instance uuid (``{uuid: {"attachment_id", "mountpoint"}}``), because that
 is how every caller looks attachments up.
 """
 
-import functools
 import time
 
 from cinderclient import api_versions
 from cinderclient import client as cinder_client
-from cinderclient import exceptions as cinder_exception
-from keystoneauth1 import exceptions as ks_exception
 from keystoneauth1 import plugin as ks_plugin
 from keystoneauth1 import session as ks_session
 from oslo_log import log as logging
 
 from minicompute import conf as compute_conf
 from minicompute import exception
-from ministack import exception as ms_exception
+from minicompute.volume.cinder_errors import (
+    _CLIENT_ERRORS, _attachment_not_found, _retriable, _translate,
+    _volume_not_found)
 
 LOG = logging.getLogger(__name__)
 
 # attachment_complete appeared in 3.44; every call is made at this version.
 MICROVERSION = "3.44"
-
-
-def _reason(exc):
-    return getattr(exc, "message", None) or str(exc)
-
-
-def _translate_common(exc):
-    """Map a client exception that has no resource-specific meaning."""
-    if isinstance(exc, cinder_exception.BadRequest):
-        return ms_exception.InvalidInput(reason=_reason(exc))
-    if isinstance(exc, cinder_exception.Forbidden):
-        return ms_exception.Forbidden(_reason(exc))
-    if getattr(exc, "code", None) == 409:   # cinderclient has no Conflict
-        return ms_exception.Conflict(reason=_reason(exc))
-    if isinstance(exc, (ks_exception.ConnectionError,
-                        ks_exception.ConnectFailure,
-                        ks_exception.RequestTimeout,
-                        cinder_exception.ConnectionError)):
-        return exception.CinderConnectionFailed(reason=_reason(exc))
-    if isinstance(exc, cinder_exception.NotFound):
-        return ms_exception.NotFound(_reason(exc))
-    code = getattr(exc, "code", None)
-    return exception.CinderConnectionFailed(
-        reason="Cinder answered %s: %s" % (code, _reason(exc)))
-
-
-_CLIENT_ERRORS = (cinder_exception.ClientException,
-                  cinder_exception.ConnectionError,
-                  ks_exception.ClientException)
-
-
-def _translate(not_found=None):
-    """Decorator: translate client errors once, keeping the traceback.
-
-    :param not_found: builds the domain exception for a 404 from the
-        decorated method's arguments (``self, ctxt, <id>, ...``).
-    """
-    def decorator(method):
-        @functools.wraps(method)
-        def wrapper(self, ctxt, *args, **kwargs):
-            try:
-                return method(self, ctxt, *args, **kwargs)
-            except _CLIENT_ERRORS as exc:
-                if (not_found is not None
-                        and isinstance(exc, cinder_exception.NotFound)):
-                    raise not_found(args[0]) from exc
-                raise _translate_common(exc) from exc
-        return wrapper
-    return decorator
-
-
-def _volume_not_found(volume_id):
-    return exception.VolumeNotFound(volume_id=volume_id)
-
-
-def _attachment_not_found(attachment_id):
-    return exception.VolumeAttachmentNotFound(attachment_id=attachment_id)
-
-
-def _retriable(exc):
-    code = getattr(exc, "code", None)
-    return code in (500, 502, 503, 504) or isinstance(
-        exc, (ks_exception.ConnectFailure, ks_exception.RequestTimeout))
 
 
 def _untranslate_volume(volume):
@@ -253,6 +190,29 @@ class API:
         :raises VolumeNotFound:
         """
         volume = self._client(ctxt).volumes.get(volume_id)
+        return _untranslate_volume(volume.to_dict())
+
+    @_translate()
+    def get_all(self, ctxt):
+        """The caller's volumes (detailed), oldest last as Cinder lists.
+
+        For nova's os-volumes proxy (``GET /os-volumes``, up to 2.35).
+        """
+        return [_untranslate_volume(v.to_dict()) for v in
+                self._client(ctxt).volumes.list(detailed=True)]
+
+    @_translate()
+    def create(self, ctxt, size, name=None, description=None,
+               volume_type=None, metadata=None, availability_zone=None,
+               snapshot_id=None):
+        """Create a volume (os-volumes proxy); returns it as ``get`` does.
+
+        :raises InvalidInput: Cinder refused the request (400).
+        """
+        volume = self._client(ctxt).volumes.create(
+            size, name=name, description=description,
+            volume_type=volume_type, metadata=metadata or {},
+            availability_zone=availability_zone, snapshot_id=snapshot_id)
         return _untranslate_volume(volume.to_dict())
 
     def check_attached(self, ctxt, volume):

@@ -17,9 +17,10 @@ Concurrency rules live here rather than in the callers:
 * Non-admin contexts only see instances of their own project.
 
 Call :func:`configure` once per process with the engine before anything
-else. Instances and BDMs live here; actions/events (``actions.py``) and
-services/flavors (``services.py``) are re-exported so callers only ever
-import ``ministack.nova_db.api``.
+else. Instances and BDMs live here; actions/events (``actions.py``),
+services (``services.py``) and flavors (``flavors.py``, whose extra-spec
+and access functions callers import from there) are re-exported so
+callers only ever import ``ministack.nova_db.api``.
 """
 
 import datetime
@@ -36,9 +37,12 @@ from ministack.nova_db import session
 from ministack.nova_db.actions import (  # noqa: F401 (re-exported)
     action_event_finish, action_event_start, action_events_get,
     action_finish, action_get_all, action_get_by_request_id, action_start)
+from ministack.nova_db.flavors import (  # noqa: F401 (re-exported)
+    flavor_create, flavor_destroy, flavor_get, flavor_get_all,
+    flavor_update)
 from ministack.nova_db.services import (  # noqa: F401 (re-exported)
-    flavor_create, flavor_get, flavor_get_all, service_get_all,
-    service_get_by_host_and_binary, service_heartbeat, service_is_up)
+    service_get_all, service_get_by_host_and_binary, service_heartbeat,
+    service_is_up)
 from ministack.nova_db.session import scope as _scope
 
 # Sentinel for "no compare-and-swap on this column" (None is a real value).

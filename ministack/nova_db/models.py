@@ -62,6 +62,38 @@ class Flavor(Base, TimestampMixin):
     description = sa.Column(sa.Text)
 
 
+class FlavorExtraSpecs(Base, TimestampMixin):
+    """One ``key=value`` extra spec of a flavor (nova API DB's table)."""
+
+    __tablename__ = "flavor_extra_specs"
+    __table_args__ = (
+        sa.Index("flavor_extra_specs_flavor_id_key_idx", "flavor_id", "key"),
+        sa.UniqueConstraint("flavor_id", "key",
+                            name="uniq_flavor_extra_specs0flavor_id0key"),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True)
+    flavor_id = sa.Column(sa.Integer, sa.ForeignKey("flavors.id"),
+                          nullable=False)
+    key = sa.Column(sa.String(255), nullable=False)
+    value = sa.Column(sa.String(255))
+
+
+class FlavorProjects(Base, TimestampMixin):
+    """A project allowed to use a private flavor (os-flavor-access)."""
+
+    __tablename__ = "flavor_projects"
+    __table_args__ = (
+        sa.UniqueConstraint("flavor_id", "project_id",
+                            name="uniq_flavor_projects0flavor_id0project_id"),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True)
+    flavor_id = sa.Column(sa.Integer, sa.ForeignKey("flavors.id"),
+                          nullable=False)
+    project_id = sa.Column(sa.String(255), nullable=False)
+
+
 class Instance(Base, NovaBase):
     """A server. ``name`` is derived: ``instance-%08x`` % id."""
 

@@ -1,4 +1,4 @@
-"""Service heartbeats and flavors.
+"""Service heartbeats.
 
 ``service_heartbeat`` is how a compute host says it is alive (the API only
 schedules to hosts whose last heartbeat is recent: ``service_is_up``).
@@ -6,8 +6,6 @@ Part of ``ministack.nova_db.api``, which re-exports every public function.
 """
 
 import uuid as uuidlib
-
-import sqlalchemy as sa
 
 from minicompute import exception
 from ministack import db
@@ -64,35 +62,3 @@ def service_is_up(service, down_time=60):
         return False
     elapsed = (db.utcnow() - last).total_seconds()
     return abs(elapsed) <= down_time
-
-
-# --- flavors -----------------------------------------------------------------
-
-def flavor_create(ctxt, values):
-    """Create a flavor (``flavorid`` is its public id)."""
-    with _scope() as session:
-        flavor = models.Flavor(**values)
-        session.add(flavor)
-    return flavor
-
-
-def flavor_get_all(ctxt):
-    """Every enabled flavor, by memory size as nova lists them."""
-    with _scope() as session:
-        return session.query(models.Flavor).filter(
-            sa.or_(models.Flavor.disabled.is_(False),
-                   models.Flavor.disabled.is_(None))).order_by(
-            models.Flavor.memory_mb, models.Flavor.flavorid).all()
-
-
-def flavor_get(ctxt, flavorid):
-    """The flavor with public id ``flavorid``.
-
-    :raises FlavorNotFound:
-    """
-    with _scope() as session:
-        flavor = session.query(models.Flavor).filter_by(
-            flavorid=str(flavorid)).one_or_none()
-    if flavor is None:
-        raise exception.FlavorNotFound(flavor_id=flavorid)
-    return flavor

@@ -115,9 +115,32 @@ def update(version):
     }
 
 
-# The actions this API implements; each body is {"<action>": null|{}}.
-ACTIONS = ("os-stop", "os-start")
+reboot = {
+    "type": "object",
+    "properties": {"reboot": {
+        "type": "object",
+        "properties": {"type": {"type": "string",
+                                "enum": ["HARD", "Hard", "hard",
+                                         "SOFT", "Soft", "soft"]}},
+        "required": ["type"],
+        "additionalProperties": False}},
+    "required": ["reboot"],
+    "additionalProperties": False,
+}
 
+get_console_output = {
+    "type": "object",
+    "properties": {"os-getConsoleOutput": {
+        "type": "object",
+        "properties": {"length": {"type": ["integer", "string", "null"],
+                                  "pattern": "^-?[0-9]+$",
+                                  "minimum": -1}},
+        "additionalProperties": False}},
+    "required": ["os-getConsoleOutput"],
+    "additionalProperties": False,
+}
+
+# Every action body: exactly one key, the action's name.
 action = {
     "type": "object",
     "minProperties": 1,

@@ -3,7 +3,8 @@
 Summary: id, name, links (+ description from 2.55). Detail adds the sizes,
 ``OS-FLV-EXT-DATA:ephemeral``, ``OS-FLV-DISABLED:disabled``,
 ``os-flavor-access:is_public``, ``rxtx_factor``; ``swap`` is "" for none
-before 2.75 and 0 from 2.75; ``extra_specs`` from 2.61.
+before 2.75 and 0 from 2.75; ``extra_specs`` from 2.61 (the caller passes
+them: they live in their own table).
 """
 
 from miniapi.api import common
@@ -17,7 +18,7 @@ def summary(flavor, version):
     return body
 
 
-def detail(flavor, version):
+def detail(flavor, version, extra_specs=None):
     body = summary(flavor, version)
     swap = flavor.swap or 0
     if not swap and version < "2.75":
@@ -34,5 +35,12 @@ def detail(flavor, version):
         is not None else 1.0,
     })
     if version >= "2.61":
-        body["extra_specs"] = {}
+        body["extra_specs"] = dict(extra_specs or {})
     return body
+
+
+def access(flavor, project_ids):
+    """os-flavor-access: ``{"flavor_access": [{flavor_id, tenant_id}]}``."""
+    return {"flavor_access": [{"flavor_id": flavor.flavorid,
+                               "tenant_id": project_id}
+                              for project_id in project_ids]}

@@ -30,27 +30,16 @@ from minicompute import power_state
 from minicompute.virt import device_names
 from minicompute.virt import driver
 from minicompute.virt.libvirt import config
+from minicompute.virt.libvirt import console
 from minicompute.virt.libvirt import guest_agent
 from minicompute.virt.libvirt import host as libvirt_host
 from minicompute.virt.libvirt import initiator
+from minicompute.virt.libvirt import reboot as reboot_mod
 from minicompute.virt.libvirt.volume import iscsi
 from minicompute.virt.libvirt.volume import local
 from ministack import executor
 
 LOG = logging.getLogger(__name__)
-
-
-def _kernel_iscsi_available():
-    """open-iscsi usable: iscsiadm installed and iscsi_tcp loadable."""
-    if shutil.which("iscsiadm") is None:
-        return False
-    if os.path.isdir("/sys/module/iscsi_tcp"):
-        return True
-    try:
-        executor.execute("modprobe", "iscsi_tcp", timeout=20)
-    except Exception:
-        return False
-    return os.path.isdir("/sys/module/iscsi_tcp")
 
 
 def make_instance_dir(path):
@@ -89,7 +78,7 @@ class LibvirtDriver(driver.ComputeDriver):
         os_brick.privileged.default.set_client_mode(False)
         mode = self.conf.libvirt.iscsi_initiator
         if mode == "auto":
-            mode = "kernel" if _kernel_iscsi_available() else "qemu"
+            mode = "kernel" if initiator.kernel_available() else "qemu"
         self._initiator_iqn = initiator.get_initiator_iqn(
             self.conf.state_path)
         net_iscsi = iscsi.LibvirtNetISCSIVolumeDriver(self.host,
@@ -175,6 +164,20 @@ class LibvirtDriver(driver.ComputeDriver):
             guest.launch()
             guest_agent.wait_for_agent(
                 guest.domain, timeout=self.conf.compute.build_timeout)
+
+    def reboot(self, ctxt, instance, reboot_type):
+        """SOFT: ACPI power button, wait, start (HARD if it will not stop);
+        HARD: power off and on. The persistent definition keeps the
+        attached volumes, so they come back with the guest."""
+        guest = self.host.get_guest(instance["name"])
+        done = reboot_mod.reboot(guest, reboot_type,
+                                 self.conf.libvirt.wait_soft_reboot_seconds)
+        guest_agent.wait_for_agent(guest.domain,
+                                   timeout=self.conf.compute.build_timeout)
+        LOG.info("Guest %s rebooted (%s)", instance["name"], done)
+
+    def get_console_output(self, instance):
+        return console.read_log(self.host.get_guest(instance["name"]))
 
     def get_power_state(self, instance):
         try:

@@ -77,6 +77,11 @@ class Guest:
         if self.is_active():
             self._call("power off", self._domain.destroy)
 
+    def shutdown(self):
+        """Press the ACPI power button; the guest decides what to do."""
+        self._call("shutdown", self._domain.shutdownFlags,
+                   libvirt.VIR_DOMAIN_SHUTDOWN_ACPI_POWER_BTN)
+
     def get_power_state(self):
         state = self._call("state query", self._domain.info)[0]
         return _POWER_STATES.get(state, power_state.NOSTATE)

@@ -9,7 +9,10 @@ an ACL granted before a restart still matches.
 """
 
 import os
+import shutil
 import uuid
+
+from ministack import executor
 
 OPEN_ISCSI_FILE = "/etc/iscsi/initiatorname.iscsi"
 
@@ -42,3 +45,16 @@ def get_initiator_iqn(state_path, open_iscsi_file=OPEN_ISCSI_FILE):
         handle.write("InitiatorName=%s\n" % iqn)
     os.replace(tmp, path)  # atomic: two daemons never see half a file
     return _read(path)
+
+
+def kernel_available():
+    """open-iscsi usable: iscsiadm installed and iscsi_tcp loadable."""
+    if shutil.which("iscsiadm") is None:
+        return False
+    if os.path.isdir("/sys/module/iscsi_tcp"):
+        return True
+    try:
+        executor.execute("modprobe", "iscsi_tcp", timeout=20)
+    except Exception:
+        return False
+    return os.path.isdir("/sys/module/iscsi_tcp")

@@ -100,7 +100,7 @@ def _heartbeat(stack, host):
         conn.execute(sa.text(
             "INSERT INTO services (uuid, host, \"binary\", topic, "
             "report_count, last_seen_up, created_at, deleted, disabled, "
-            "forced_down) VALUES (:id, :h, 'minicompute', 'compute', 1, "
+            "forced_down) VALUES (:id, :h, 'nova-compute', 'compute', 1, "
             ":now, :now, 0, 0, 0)"),
             {"id": str(uuid.uuid4()), "h": host,
              "now": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())})

@@ -38,7 +38,7 @@ def _heartbeat(stack):
     with stack["probe"].engine.connect() as conn:
         return conn.execute(sa.select(services.c.last_seen_up).where(
             services.c.host == stack["host"],
-            services.c.binary == "minicompute")).scalar()
+            services.c.binary == "nova-compute")).scalar()
 
 
 def test_postgresql_restarted_under_the_stack(stack, guest, volumes,

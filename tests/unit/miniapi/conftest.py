@@ -84,7 +84,7 @@ def _rpc_server():
 def compute(engine, admin_ctxt, _rpc_server):
     """The fake compute manager on fake:/ as host1, heartbeat up."""
     _rpc_server.reset()
-    db_api.service_heartbeat(admin_ctxt, HOST, "minicompute", "compute")
+    db_api.service_heartbeat(admin_ctxt, HOST, "nova-compute", "compute")
     return _rpc_server
 
 

@@ -14,6 +14,8 @@
 import threading
 import uuid
 
+import oslo_messaging as messaging
+
 from minicompute import exception
 from ministack import exception as ms_exception
 from ministack.nova_db import api as db_api
@@ -36,6 +38,26 @@ class FakeVolumeAPI:
                                    "migration_status": None}
         return volume_id
 
+    def get_all(self, ctxt):
+        """The project's volumes, as ``get`` shows each (os-volumes)."""
+        self._maybe_fail("get_all")
+        return [self.get(ctxt, vid) for vid, v in self.volumes.items()
+                if ctxt.is_admin or v["project_id"] == ctxt.project_id]
+
+    def create(self, ctxt, size, name=None, description=None,
+               volume_type=None, metadata=None, availability_zone=None,
+               snapshot_id=None):
+        self._maybe_fail("create")
+        volume_id = self.create_volume(project_id=ctxt.project_id)
+        self.volumes[volume_id].update({
+            "size": size, "display_name": name, "description": description,
+            "volume_type": volume_type or "lvmdriver-1",
+            "metadata": dict(metadata or {}),
+            "availability_zone": availability_zone or "nova",
+            "created_at": "2026-12-02T10:00:00.000000",
+            "snapshot_id": snapshot_id})
+        return self.get(ctxt, volume_id)
+
     def _maybe_fail(self, name):
         self.calls.append(name)
         exc = self.fail.pop(name, None)
@@ -52,10 +74,14 @@ class FakeVolumeAPI:
     def get(self, ctxt, volume_id):
         self._maybe_fail("get")
         volume = dict(self._volume(ctxt, volume_id))
+        volume.setdefault("created_at", "2026-12-02T10:00:00.000000")
+        volume.setdefault("availability_zone", "nova")
         volume["attachments"] = {
             a["instance"]: {"attachment_id": aid, "mountpoint": None}
             for aid, a in self.attachments.items()
             if a["volume_id"] == volume_id and a["status"] == "attached"}
+        volume["attach_status"] = "attached" if volume["attachments"] \
+            else "detached"
         return volume
 
     def attachment_create(self, ctxt, volume_id, instance_uuid,
@@ -135,6 +161,8 @@ class FakeVolumeAPI:
 class FakeComputeManager:
     """RPC endpoint with the compute manager's method names."""
 
+    target = messaging.Target(version="1.1")
+
     def __init__(self, host):
         self.host = host
         self.reset()
@@ -189,6 +217,18 @@ class FakeComputeManager:
 
     def terminate_instance(self, ctxt, instance):
         self._record("terminate_instance", instance=instance)
+
+    def reboot_instance(self, ctxt, instance, reboot_type):
+        self._record("reboot_instance", instance=instance,
+                     reboot_type=reboot_type)
+
+    def get_console_output(self, ctxt, instance, tail_length=None):
+        """Three lines and a trailing newline, tailed as the host does."""
+        from minicompute import utils
+        output = b"line one\nline two\x07\nline three\n"
+        if tail_length is not None:
+            output = utils.tail_lines(output, int(tail_length))
+        return output.decode("ascii", "replace")
 
     def _casts_for(self, instance_uuid):
         return [(name, kwargs) for name, kwargs in list(self.casts)

@@ -99,7 +99,7 @@ def test_build_makes_instance_active(ctxt, server, stack):
 
 def test_heartbeat_registers_service(stack, ctxt):
     [svc] = db_api.service_get_all(ctxt)
-    assert (svc.host, svc.binary, svc.topic) == ("h1", "minicompute",
+    assert (svc.host, svc.binary, svc.topic) == ("h1", "nova-compute",
                                                  "compute")
 
 
