@@ -1,0 +1,440 @@
+"""The strategy of whole requests for one route: who sends it, the
+method, the path and query, the headers and the body.
+
+Safety rules, so fuzzing cannot harm what the run did not make:
+
+* a request whose method changes state only puts in its path ids from
+  the run's own pools (:class:`tests.fuzz.lab.Lab`), fresh random UUIDs
+  or text starting with the run's prefix, which no other resource can
+  have (``GET /types/default`` is fine, ``POST /types/default/extra_specs``
+  is not);
+* names in create bodies get the run's prefix, so a fuzz-made resource
+  is found and deleted at the end even if its create answered 500;
+* a server create never names a registered image, so no guest boots.
+"""
+
+import copy
+import urllib.parse
+
+from hypothesis import strategies as st
+
+from tests.fuzz import lab as lab_mod
+from tests.fuzz import shapes
+from tests.fuzz import strategies as fz
+from tests.fuzz.probe import Request
+
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+ODD_METHODS = ["PATCH", "TRACE", "PROPFIND", "DELETE", "PUT", "POST", "GET",
+               "HEAD", "OPTIONS"]
+
+# Path arguments: which pool holds real ids for them. Read-only pools
+# (flavors, images) are used only by requests that change nothing.
+_OWN_POOLS = {"server_id": "server", "volume_id": "volume",
+              "attachment_id": "attachment", "type_id": "type",
+              "flavor_id": "flavor"}
+
+SERVICE = {"compute": "compute", "volume": "volume",
+           "identity": "identity", "image": "image"}
+
+QUERY_KEYS = {
+    "compute": ["limit", "marker", "offset", "name", "status",
+                "all_tenants", "project_id", "tenant_id", "host", "deleted",
+                "image", "flavor", "sort_key", "sort_dir", "changes-since",
+                "binary", "minDisk", "minRam", "is_public", "ip"],
+    "volume": ["limit", "marker", "offset", "sort", "sort_key", "sort_dir",
+               "all_tenants", "name", "status", "metadata", "volume_id",
+               "instance_id", "attach_status", "project_id", "is_public",
+               "with_count", "cascade", "force"],
+    "identity": ["nocatalog", "allow_expired"],
+    "image": ["name", "id", "limit", "marker", "visibility", "status",
+              "sort_key"],
+}
+
+STATUSES = ["available", "in-use", "error", "attaching", "detaching",
+            "reserved", "maintenance", "deleting", "creating",
+            "error_deleting", "downloading", "uploading", "retyping",
+            "extending", "backing-up", "restoring-backup"]
+ATTACH_STATUSES = ["attached", "detached", "attaching", "detaching",
+                   "reserved", "error_attaching", "error_detaching"]
+
+
+def _or_text(values, other=fz.text):
+    values = [v for v in values if v is not None]
+    if not values:
+        return other
+    return st.one_of(st.sampled_from(values), other)
+
+
+def leaves(lab):
+    """Strategies for the shapes' leaf kinds, over this run's pools."""
+    run_iqn = "iqn.2004-10.org.fuzz:%s" % lab_mod.RUN
+    ids = fz.uuids() | fz.text
+    return {
+        "name": fz.text, "text": fz.text, "any": fz.json_values,
+        "size": fz.weighted(st.sampled_from([1, 1, 2, "1"]), fz.integerish,
+                            odds=3),
+        "bool": fz.booleanish,
+        "uuid": fz.weighted(fz.uuids(), fz.text, odds=3),
+        "volume_id": _or_text(lab.pool("volume"), ids),
+        "server_id": _or_text(lab.pool("server"), ids),
+        "attachment_id": _or_text(lab.pool("attachment"), ids),
+        "type_ref": _or_text(lab.pool("type") + lab.pool("type_name"), ids),
+        "flavor": _or_text(lab.flavors, fz.integerish | fz.text),
+        # Never a registered image: a server create must not boot.
+        "image_ref": ids,
+        "device": _or_text(["/dev/vdb", "/dev/vdc", "/dev/sdb", "/dev/xvdb",
+                            "vdb", "/dev/vd", "/dev/vdb1", "/dev/../vdb"]),
+        "initiator": _or_text([run_iqn, "eui.02004567A425678D",
+                               "naa.52004567BA64678D", "iqn.",
+                               run_iqn + "a" * 250],
+                              fz.text | fz.json_values),
+        "host": _or_text(["fuzz-%s" % lab_mod.RUN, "localhost", "a" * 300,
+                          "-bad-", "host_name", "xn--"]),
+        "ip": _or_text(["127.0.0.1", "::1", "10.0.0.1", "256.1.1.1",
+                        "fe80::1%eth0", "1.2.3", ""]),
+        "mode": _or_text(["rw", "ro", "RW", "", "rwx"]),
+        "status": _or_text(STATUSES),
+        "attach_status": _or_text(ATTACH_STATUSES),
+        "metadata": st.dictionaries(_or_text(["key", "k" * 256, ""]),
+                                    fz.weighted(fz.text, fz.json_values),
+                                    max_size=3),
+        "extra_specs": st.dictionaries(
+            _or_text(["multiattach", "volume_backend_name",
+                      "capabilities:x", "RESKEY:availability_zones", ""]),
+            fz.weighted(_or_text(["<is> True", "<is> False", "True",
+                                  "lvmdriver-1"]), fz.json_values),
+            max_size=3),
+        "action_pairs": st.dictionaries(
+            _or_text(list(shapes.VOLUME_ACTIONS) +
+                     list(shapes.SERVER_ACTIONS) + ["os-complete"]),
+            fz.json_values, max_size=2),
+        "auth_method": _or_text(["password", "token",
+                                 "application_credential", "totp",
+                                 "external", "mapped"]),
+        "user_id": _or_text([lab.demo.user_id, lab.admin.user_id], ids),
+        "username": _or_text(["demo", "admin", "nova"]),
+        "password": _or_text([lab.conf.user.password,
+                              lab.conf.admin.password]),
+        "domain_id": _or_text(["default"]),
+        "domain_name": _or_text(["Default"]),
+        "project_id": _or_text([lab.demo.project_id, lab.admin.project_id],
+                               ids),
+        "project_name": _or_text(["demo", "admin", "service"]),
+        "token": fz.token_values(list(lab.tokens.values())),
+    }
+
+
+def plausible_leaves(lab):
+    """Values a real client would send: a shape filled with these is a
+    body the API should accept (it makes, attaches, exports for real,
+    always on the run's own resources)."""
+    word = st.text("abcdefghijklmnopqrstuvwxyz0123456789-_ \u00e9",
+                   min_size=1, max_size=20).map(lambda t: "w" + t + "w")
+    run_iqn = "iqn.2004-10.org.fuzz:%s" % lab_mod.RUN
+
+    def pool(kind, fallback):
+        return st.sampled_from(lab.pool(kind)) if lab.pool(kind) \
+            else fallback
+    return {
+        "name": word, "text": word, "any": st.none(), "size": st.just(1),
+        "bool": st.booleans(), "uuid": fz.uuids(),
+        "volume_id": pool("volume", fz.uuids()),
+        "server_id": pool("server", fz.uuids()),
+        "attachment_id": pool("attachment", fz.uuids()),
+        "type_ref": pool("type", st.just("default")),
+        "flavor": st.sampled_from(lab.flavors or ["42"]),
+        "image_ref": fz.uuids(),
+        "device": st.sampled_from(["/dev/vdb", "/dev/vdc"]),
+        "initiator": st.just(run_iqn), "host": st.just("fuzz-" + lab_mod.RUN),
+        "ip": st.just("127.0.0.1"), "mode": st.sampled_from(["rw", "ro"]),
+        "status": st.sampled_from(STATUSES),
+        "attach_status": st.sampled_from(ATTACH_STATUSES),
+        "metadata": st.dictionaries(word, word, max_size=2),
+        "extra_specs": st.sampled_from([{}, {"multiattach": "<is> True"}]),
+        "action_pairs": st.sampled_from(
+            [{name: None} for name in list(shapes.VOLUME_ACTIONS) +
+             list(shapes.SERVER_ACTIONS)]),
+        "auth_method": st.sampled_from(["password", "token"]),
+        "user_id": st.sampled_from([lab.demo.user_id, lab.admin.user_id]),
+        "username": st.sampled_from(["demo", "admin"]),
+        "password": st.sampled_from([lab.conf.user.password,
+                                     lab.conf.admin.password]),
+        "domain_id": st.just("default"), "domain_name": st.just("Default"),
+        "project_id": st.sampled_from([lab.demo.project_id,
+                                       lab.admin.project_id]),
+        "project_name": st.sampled_from(["demo", "admin"]),
+        "token": st.sampled_from(list(lab.tokens.values())),
+    }
+
+
+def _quote(value, safe=""):
+    if isinstance(value, str):
+        value = value.encode("utf-8", "surrogatepass")
+    return urllib.parse.quote(value, safe=safe)
+
+
+def _path_values(lab, route, destructive):
+    """A strategy of ``{arg: encoded value}`` for the route's path."""
+    own_prefix = fz.text.map(lambda t: lab_mod.PREFIX + t)
+    values = {}
+    for arg in route.arguments:
+        if arg == "project_id":
+            strategy = _or_text([lab.demo.project_id, lab.admin.project_id,
+                                 lab.demo.project_id, "demo"],
+                                fz.uuids() | fz.text)
+        elif destructive:
+            strategy = _or_text(lab.pool(_OWN_POOLS.get(arg)),
+                                fz.uuids() | own_prefix)
+        else:
+            readonly = {"flavor_id": lab.flavors + lab.pool("flavor"),
+                        "image_id": lab.images,
+                        "type_id": lab.pool("type") + ["default"]}.get(
+                            arg, lab.pool(_OWN_POOLS.get(arg)))
+            strategy = _or_text(readonly, fz.uuids() | fz.text)
+        values[arg] = st.tuples(strategy, fz.weighted(
+            st.just(""), st.just("/:@"), odds=6)).map(
+                lambda pair: _quote(*pair))
+    return st.fixed_dictionaries(values)
+
+
+def _query(group, lab):
+    ids = lab.pool("volume") + lab.pool("server") + lab.images
+    value = st.one_of(fz.text, _or_text(ids), fz.integerish.map(str),
+                      fz.booleanish.map(str),
+                      st.lists(_or_text(ids), max_size=3).map(
+                          lambda v: "in:" + ",".join(v)))
+    key = _or_text(QUERY_KEYS.get(group, []), fz.text)
+    pair = st.tuples(key, st.one_of(value, st.none()))
+
+    def render(pairs):
+        if not pairs:
+            return ""
+        return "?" + "&".join(
+            _quote(k) if v is None else "%s=%s" % (_quote(k), _quote(v))
+            for k, v in pairs)
+    return st.lists(pair, max_size=4).map(render)
+
+
+def _pad(body):
+    """The same body past every size limit (114688 bytes upstream)."""
+    if isinstance(body, dict):
+        return {**body, "pad": "x" * 200000}
+    return body
+
+
+def _bodies(lab, route, sane=False):
+    """Bodies near the route's shape; ``sane``: only those (a request
+    attacking something else), else also anything at all, the shape
+    past the size limit, or no body."""
+    shape = shapes.for_route(route.method, route.rule)
+    anything = st.one_of(fz.json_values,
+                         fz.raw_bodies.map(fz.RawBody))
+    if shape is None:
+        return st.just(fz.NO_BODY) if sane else st.one_of(
+            anything, st.just(fz.NO_BODY))
+    shaped = st.one_of(shapes.build(shape, plausible_leaves(lab), True),
+                       shapes.build(shape, leaves(lab)))
+    if sane:
+        return shaped
+    return st.one_of(shaped, shaped, anything, shaped.map(_pad),
+                     st.just(fz.NO_BODY))
+
+
+def _headers(lab, route):
+    real = list(lab.tokens.values())
+    base = st.fixed_dictionaries({
+        "Accept": _or_text(fz.ACCEPTS, fz.header_text) | st.none(),
+        "Content-Type": fz.weighted(
+            st.just("application/json"),
+            _or_text(fz.CONTENT_TYPES, fz.header_text) | st.none()),
+    })
+    extra = [fz.microversion_headers(SERVICE[route.group]),
+             fz.weighted(st.just({}), fz.extra_headers(real), odds=3)]
+    if route.group == "identity":
+        extra.append(st.fixed_dictionaries(
+            {}, optional={"X-Subject-Token": fz.token_values(real)}))
+    return st.tuples(base, *extra).map(
+        lambda parts: {k: v for part in parts for k, v in part.items()})
+
+
+def _guard(lab, route, method, body):
+    """Apply the safety rules (module docstring) to a drawn body: on a
+    POST to a collection every name of the created thing gets the run's
+    prefix; a server create names no registered image."""
+    if method.upper() != "POST" or not isinstance(body, dict) or \
+            not lab_mod.is_collection(route.rule):
+        return body
+    for inner in body.values():
+        if isinstance(inner, dict):
+            for key in ("name", "display_name", "displayName"):
+                if isinstance(inner.get(key), str):
+                    inner[key] = lab_mod.PREFIX + inner[key]
+    if route.rule.rstrip("/").endswith("/servers"):
+        body = _no_images(body, set(lab.images))
+    return body
+
+
+def _no_images(value, images):
+    if isinstance(value, str):
+        return "fuzz-no-such-image" if value in images else value
+    if isinstance(value, fz.Pairs):
+        return fz.Pairs((_no_images(k, images), _no_images(v, images))
+                        for k, v in value)
+    if isinstance(value, dict):
+        return {k: _no_images(v, images) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_no_images(v, images) for v in value]
+    return value
+
+
+# What one request attacks: the rest of it is what a well-behaved client
+# sends, so the hostile part reaches the code behind the checks of the
+# others ("chaos" makes everything hostile at once).
+FOCI_BODY = ["body"] * 5 + ["path", "query", "headers", "microversion",
+                            "auth", "method", "chaos"]
+FOCI_NO_BODY = ["path", "path", "query", "query", "headers", "microversion",
+                "auth", "method", "body", "chaos"]
+
+SANE_MICROVERSIONS = {
+    "compute": ["2.1", "2.53", "2.79", "2.89", "latest", None],
+    "volume": ["3.0", "3.27", "3.44", "3.54", "latest", "latest", None],
+}
+
+
+def _sane_path(lab, route, sender):
+    values = {}
+    for arg in route.arguments:
+        if arg == "project_id":
+            values[arg] = st.just(getattr(lab, sender).project_id)
+        else:
+            values[arg] = _or_text(lab.pool(_OWN_POOLS.get(arg)),
+                                   fz.uuids())
+    return st.fixed_dictionaries(values).map(
+        lambda v: {k: _quote(x) for k, x in v.items()})
+
+
+def _sane_headers(lab, route):
+    versions = SANE_MICROVERSIONS.get(route.group, [None])
+    service = SERVICE[route.group]
+    parts = [st.just({"Accept": "application/json",
+                      "Content-Type": "application/json"}),
+             st.sampled_from(versions).map(
+                 lambda v: {"OpenStack-API-Version": "%s %s" % (service, v)}
+                 if v else {})]
+    if route.group == "identity":
+        parts.append(st.sampled_from(list(lab.tokens.values())).map(
+            lambda t: {"X-Subject-Token": t}))
+    return st.tuples(*parts).map(
+        lambda ps: {k: v for part in ps for k, v in part.items()})
+
+
+def requests_for(lab, route):
+    """The strategy of :class:`~tests.fuzz.probe.Request` for ``route``."""
+    tokens = lab.tokens
+    junk_token = fz.token_values(list(tokens.values()))
+    root = lab.roots[route.group].rstrip("/")
+    takes_body = route.method in ("POST", "PUT", "PATCH")
+    foci = st.sampled_from(FOCI_BODY if takes_body else FOCI_NO_BODY)
+    hostile = {
+        "who": st.sampled_from(["demo", "admin", "junk", "junk", "none"]),
+        "method": st.sampled_from(ODD_METHODS + ["HEAD"] * 3)
+        if route.method == "GET" else st.sampled_from(ODD_METHODS),
+        "body": _bodies(lab, route),
+        "query": _query(route.group, lab),
+        "headers": _headers(lab, route),
+        "microversion": fz.microversion_headers(SERVICE[route.group]),
+    }
+    sane_body = _bodies(lab, route, sane=True)
+    sane_headers = _sane_headers(lab, route)
+    hostile_paths = {flag: _path_values(lab, route, flag)
+                     for flag in (True, False)}
+
+    @st.composite
+    def build(draw):
+        focus = draw(foci)
+
+        def attacks(*names):
+            return focus == "chaos" or focus in names
+
+        sender = draw(hostile["who"]) if attacks("auth") else draw(
+            st.sampled_from(["demo", "demo", "demo", "admin"]))
+        method = draw(hostile["method"]) if attacks("method") \
+            else route.method
+        destructive = method.upper() not in SAFE_METHODS
+        if attacks("path"):
+            path = route.path(draw(hostile_paths[destructive]))
+            if route.group == "compute" and path.startswith("/v2.1/") and \
+                    draw(st.booleans()):
+                project = draw(_or_text([lab.demo.project_id,
+                                         lab.admin.project_id]).map(_quote))
+                path = "/v2.1/%s/%s" % (project, path[len("/v2.1/"):])
+        else:
+            path = route.path(draw(_sane_path(
+                lab, route, sender if sender in tokens else "demo")))
+        url = root + path + (draw(hostile["query"]) if attacks("query")
+                             else "")
+        header = draw(hostile["headers"]) if attacks("headers") \
+            else draw(sane_headers)
+        if attacks("microversion"):
+            for name in ("OpenStack-API-Version",
+                         "X-OpenStack-Nova-API-Version"):
+                header.pop(name, None)
+            header.update(draw(hostile["microversion"]))
+        header["X-Auth-Token"] = (
+            tokens[sender] if sender in tokens else
+            draw(junk_token) if sender == "junk" else None)
+        header = {k: None if v is None else fz.header_value(v)
+                  for k, v in header.items()}
+        if attacks("body"):
+            body = draw(hostile["body"])
+        else:
+            body = draw(sane_body) if takes_body else fz.NO_BODY
+        if body is fz.NO_BODY:
+            # RFC 9110 10.1.1: no 100-continue without content; waitress
+            # 3.0.2 then waits for a body forever instead of answering.
+            header.pop("Expect", None)
+        else:
+            body = _guard(lab, route, method, body)
+            body = fz.to_bytes(body, ascii_only=draw(
+                fz.weighted(st.just(True), st.just(False), odds=4)))
+        return Request(group=route.group, route_id=route.id, who=sender,
+                       method=method, url=url, headers=header, body=body,
+                       focus=focus)
+
+    return build()
+
+
+def sane_request(lab, route, body=fz.NO_BODY, headers=None, who="demo",
+                 focus="corpus"):
+    """What a well-behaved client sends to ``route``, with ``body`` and
+    ``headers`` (None removes one) as given: the corpus' requests.
+
+    The path names the run's first resource of each kind, the project is
+    the sender's, the microversion the highest.
+    """
+    values = {}
+    for arg in route.arguments:
+        if arg == "project_id":
+            values[arg] = getattr(lab, who if who in lab.tokens
+                                  else "demo").project_id
+        else:
+            pool = lab.pool(_OWN_POOLS.get(arg))
+            values[arg] = pool[0] if pool else "fuzz-%s-none" % lab_mod.RUN
+    url = lab.roots[route.group].rstrip("/") + route.path(
+        {k: _quote(v) for k, v in values.items()})
+    header = {"Accept": "application/json",
+              "Content-Type": "application/json"}
+    if route.group in SANE_MICROVERSIONS:
+        header["OpenStack-API-Version"] = "%s latest" % SERVICE[route.group]
+    if route.group == "identity":
+        header["X-Subject-Token"] = lab.tokens["demo"]
+    header["X-Auth-Token"] = lab.tokens.get(who, who)
+    header.update(headers or {})
+    header = {k: None if v is None else fz.header_value(v)
+              for k, v in header.items()}
+    if body is not fz.NO_BODY:
+        body = fz.to_bytes(_guard(lab, route, route.method,
+                                  copy.deepcopy(body)))
+    return Request(group=route.group, route_id=route.id, who=who,
+                   method=route.method, url=url, headers=header, body=body,
+                   focus=focus)
