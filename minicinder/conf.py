@@ -105,6 +105,28 @@ Name of the volume type used when a create request names none. The type
 """),
     cfg.StrOpt("storage_availability_zone", default="nova",
                help="Availability zone reported for every volume."),
+    cfg.StrOpt("volume_backend_name", default="lvmdriver-1",
+               help="""
+Name of the one backend (and of its one pool). The volume service is
+recorded as ``cinder-volume`` at ``<host>@<volume_backend_name>`` and a
+volume's ``os-vol-host-attr:host`` reads
+``<host>@<volume_backend_name>#<volume_backend_name>``, as upstream's LVM
+driver names its pool after the backend.
+"""),
+    cfg.IntOpt("report_interval", default=10, min=1,
+               help="""
+Seconds between heartbeats of the volume service's record (the
+``updated_at`` that ``os-services`` shows).
+
+Related options:
+
+* ``service_down_time`` must be well above this.
+"""),
+    cfg.IntOpt("service_down_time", default=60, min=1,
+               help="""
+Seconds since the last heartbeat after which ``os-services`` reports a
+service ``down``.
+"""),
     cfg.IntOpt("volume_manager_workers", default=4, min=1,
                help="""
 Threads running asynchronous volume create and delete jobs.
@@ -121,6 +143,27 @@ the daemon starts).
 """),
 ]
 
+# Upstream cinder's quota defaults (same names and values). Only volumes
+# and gigabytes have anything to count here; the others are shown so
+# clients find every key, and always have 0 in use.
+quota_opts = [
+    cfg.IntOpt("quota_volumes", default=10,
+               help="Volumes a project may have (-1: unlimited)."),
+    cfg.IntOpt("quota_gigabytes", default=1000,
+               help="GiB of volumes a project may have (-1: unlimited)."),
+    cfg.IntOpt("per_volume_size_limit", default=-1,
+               help="Largest volume in GiB (-1: unlimited), per project "
+                    "as ``per_volume_gigabytes``."),
+    cfg.IntOpt("quota_snapshots", default=10,
+               help="Snapshots a project may have (none can be made "
+                    "here)."),
+    cfg.IntOpt("quota_backups", default=10,
+               help="Backups a project may have (none can be made here)."),
+    cfg.IntOpt("quota_backup_gigabytes", default=1000,
+               help="GiB of backups a project may have."),
+    cfg.IntOpt("quota_groups", default=10,
+               help="Groups a project may have (none can be made here)."),
+]
 
 nova_group = cfg.OptGroup("nova", title="Compute API", help="""
 How minicinder reaches Nova's compute API: it asks Nova before a
@@ -171,6 +214,7 @@ def register_opts(conf):
     from ministack.identity import conf as identity_conf
     conf.register_opts(api_opts)
     conf.register_opts(volume_opts)
+    conf.register_opts(quota_opts)
     # A fresh group per ConfigOpts: a registered OptGroup object keeps its
     # options (and their overrides) in itself, so sharing the module-level
     # one would leak one conf's overrides into the next (tests build many).
@@ -190,7 +234,7 @@ def list_opts():
     from ministack.identity import conf as identity_conf
     grouped = dict(common.list_opts())
     grouped["DEFAULT"] = list(grouped.get("DEFAULT", [])) + api_opts \
-        + volume_opts
+        + volume_opts + quota_opts
     grouped["identity"] = [opt for opt in identity_conf.identity_opts
                            if opt.name in ("signing_key_file",
                                            "allow_expired_window")]

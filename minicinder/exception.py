@@ -7,15 +7,22 @@ Hierarchy (``code`` is the HTTP status the API layer renders)::
      │    ├── InvalidVolume             a state precondition failed
      │    ├── InvalidVolumeAttachment
      │    ├── InvalidVolumeType
+     │    ├── InvalidVolumeAttachMode   rw asked of a read-only volume
      │    └── InvalidConnector          connector lacks what the driver needs
      ├── Forbidden (403)                 PolicyNotAuthorized
      ├── NotFound (404)
      │    ├── VolumeNotFound / VolumeAttachmentNotFound / VolumeTypeNotFound
+     │    ├── SnapshotNotFound / BackupNotFound / GroupNotFound /
+     │    │   ConsistencyGroupNotFound  (none ever exist here)
+     │    ├── VolumeMetadataNotFound / VolumeTypeExtraSpecsNotFound /
+     │    │   ServiceNotFound
      │    └── VersionNotFoundForAPIMethod   route below its microversion
      ├── Conflict (409)                  ResourceConflict, VolumeTypeExists,
      │                                   ConflictNovaUsingAttachment,
      │                                   ConflictNovaNotAsked
      ├── RequestTooLarge (413)
+     ├── QuotaError (413)                VolumeLimitExceeded,
+     │                                   VolumeSizeExceedsAvailableQuota
      ├── VolumeBackendError (500)        the driver failed (translated once)
      └── ComputeAPIUnavailable (503)     Nova could not be asked (raised by
                                          compute/nova.py; the deletion check
@@ -36,6 +43,11 @@ class InvalidVolumeAttachment(base.Invalid):
 
 class InvalidVolumeType(base.Invalid):
     msg_fmt = "Invalid volume type: %(reason)s"
+
+
+class InvalidVolumeAttachMode(base.Invalid):
+    msg_fmt = ("Invalid attaching mode '%(mode)s' for volume "
+               "%(volume_id)s.")
 
 
 class InvalidConnector(base.Invalid):
@@ -60,6 +72,36 @@ class VolumeTypeNotFound(base.NotFound):
 
 class VolumeTypeNotFoundByName(VolumeTypeNotFound):
     msg_fmt = "Volume type with name %(volume_type_name)s could not be found."
+
+
+class VolumeTypeExtraSpecsNotFound(base.NotFound):
+    msg_fmt = ("Volume Type %(volume_type_id)s has no extra specs with key "
+               "%(extra_specs_key)s.")
+
+
+class SnapshotNotFound(base.NotFound):
+    msg_fmt = "Snapshot %(snapshot_id)s could not be found."
+
+
+class BackupNotFound(base.NotFound):
+    msg_fmt = "Backup %(backup_id)s could not be found."
+
+
+class GroupNotFound(base.NotFound):
+    msg_fmt = "Group %(group_id)s could not be found."
+
+
+class ConsistencyGroupNotFound(base.NotFound):
+    msg_fmt = "ConsistencyGroup %(consistencygroup_id)s could not be found."
+
+
+class VolumeMetadataNotFound(base.NotFound):
+    msg_fmt = ("Volume %(volume_id)s has no metadata with key "
+               "%(metadata_key)s.")
+
+
+class ServiceNotFound(base.NotFound):
+    msg_fmt = "Service %(service_id)s could not be found."
 
 
 class VersionNotFoundForAPIMethod(base.NotFound):
@@ -89,6 +131,28 @@ class ConflictNovaNotAsked(base.Conflict):
 
 class VolumeTypeExists(base.Conflict):
     msg_fmt = "Volume Type %(name)s already exists."
+
+
+class QuotaError(base.MinistackException):
+    """Over quota: 413 with the ``overLimit`` fault, as upstream."""
+    msg_fmt = "Quota exceeded: code=%(code)s"
+    code = 413
+
+
+class VolumeSizeExceedsAvailableQuota(QuotaError):
+    msg_fmt = ("Requested volume or snapshot exceeds allowed %(name)s "
+               "quota. Requested %(requested)sG, quota is %(quota)sG and "
+               "%(consumed)sG has been consumed.")
+
+
+class VolumeSizeExceedsLimit(QuotaError):
+    msg_fmt = ("Requested volume size %(size)dG is larger than maximum "
+               "allowed limit %(limit)dG.")
+
+
+class VolumeLimitExceeded(QuotaError):
+    msg_fmt = ("Maximum number of volumes allowed (%(allowed)d) exceeded "
+               "for quota '%(name)s'.")
 
 
 # The 413 of the body size limit, shared with the other REST services

@@ -16,6 +16,7 @@ from minicinder.volume import api as volume_api
 from minicinder.volume import attachments as attachment_api
 from minicinder.volume import fake as fake_driver
 from minicinder.volume import manager as volume_manager
+from minicinder.volume import service_record
 from ministack import config
 from ministack import service
 from ministack import wsgi
@@ -49,10 +50,13 @@ class CinderService(service.Service):
         self.manager = volume_manager.VolumeManager(
             database, driver, conf.host, executor=executor,
             workers=conf.volume_manager_workers)
+        self.service_record = service_record.ServiceRecord(database, conf)
+        self.service_record.register()
         compute = compute if compute is not None else nova.API(conf)
         self.app = api_app.create_app(
             conf,
-            volume_api.VolumeAPI(database, self.manager, conf),
+            volume_api.VolumeAPI(database, self.manager, conf,
+                                 service=self.service_record),
             attachment_api.AttachmentAPI(database, self.manager, compute),
             volume_actions.VolumeActions(database, self.manager, compute),
             token_validator=token_validator)
@@ -62,6 +66,8 @@ class CinderService(service.Service):
         self.manager.init_host()
         self.manager.start_export_check(self.conf.export_check_interval,
                                         stop_event)
+        self.service_record.start_heartbeat(self.conf.report_interval,
+                                            stop_event)
         wsgi.serve(self.app, self.conf.osapi_volume_listen,
                    self.conf.osapi_volume_listen_port,
                    threads=self.conf.osapi_volume_workers,

@@ -16,12 +16,21 @@ import werkzeug.exceptions
 
 from minicinder import exception
 from minicinder.api import attachments
+from minicinder.api import availability_zones
 from minicinder.api import common
+from minicinder.api import extensions
+from minicinder.api import limits
 from minicinder.api import microversions as mv
+from minicinder.api import quota_sets
+from minicinder.api import services
 from minicinder.api import versions
 from minicinder.api import volume_actions
+from minicinder.api import volume_metadata
 from minicinder.api import volume_types
 from minicinder.api import volumes
+from minicinder.volume import metadata as metadata_api
+from minicinder.volume import quota_api
+from minicinder.volume import service_api
 from ministack import config
 from ministack import microversion
 from ministack import wsgi
@@ -36,6 +45,9 @@ def create_app(conf, volume_api, attachment_api, actions,
                token_validator=None):
     """Build the WSGI app (already wrapped in the context middleware).
 
+    The metadata, services and quota APIs are built here on the volume
+    API's database.
+
     :param token_validator: the
         :class:`ministack.identity.middleware.TokenValidator` used with
         ``auth_strategy = keystone``; built from ``[identity]`` when not
@@ -44,12 +56,20 @@ def create_app(conf, volume_api, attachment_api, actions,
     app = flask.Flask("minicinder")
     app.json.sort_keys = False
     max_body = config.max_request_body_size(conf)
+    database = getattr(volume_api, "database", None)
     app.extensions[common.EXTENSION] = types.SimpleNamespace(
         conf=conf, volumes=volume_api, attachments=attachment_api,
-        actions=actions, max_body=max_body)
-    app.url_map.strict_slashes = False
+        actions=actions, max_body=max_body,
+        metadata=metadata_api.VolumeMetadataAPI(database),
+        service_api=service_api.ServiceAPI(database, conf),
+        quotas=quota_api.QuotaAPI(database, conf))
+    # Upstream's routes have no trailing slash: /volumes/ is a 404 (not
+    # the list), except version discovery (versions.py takes both).
+    app.url_map.strict_slashes = True
     for blueprint in (versions.bp, volumes.bp, volume_types.bp,
-                      attachments.bp, volume_actions.bp):
+                      attachments.bp, volume_actions.bp, volume_metadata.bp,
+                      limits.bp, extensions.bp, availability_zones.bp,
+                      services.bp, quota_sets.bp):
         app.register_blueprint(blueprint)
     if conf.auth_strategy == "noauth":
         app.before_request(_noauth_service_token)

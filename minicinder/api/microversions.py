@@ -20,10 +20,13 @@ MAX_VERSION = "3.54"
 MIN = microversion.APIVersion(MIN_VERSION)
 MAX = microversion.APIVersion(MAX_VERSION)
 
+VOLUME_SUMMARY = microversion.APIVersion("3.12")
 GROUP_VOLUME = microversion.APIVersion("3.13")
 VOLUME_DETAIL_PROVIDER_ID = microversion.APIVersion("3.21")
 NEW_ATTACH = microversion.APIVersion("3.27")
+VOLUME_SUMMARY_METADATA = microversion.APIVersion("3.36")
 NEW_ATTACH_COMPLETION = microversion.APIVersion("3.44")
+SUPPORT_COUNT_INFO = microversion.APIVersion("3.45")
 VOLUME_SHARED_TARGETS_AND_SERVICE_FIELDS = microversion.APIVersion("3.48")
 MULTIATTACH_VOLUMES = microversion.APIVersion("3.50")
 ATTACHMENT_CREATE_MODE_ARG = microversion.APIVersion("3.54")

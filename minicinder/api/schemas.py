@@ -92,6 +92,12 @@ volume_type_create = _one("volume_type", {
     "extra_specs": extra_specs,
 }, required=["name"])
 
+volume_type_update = _one("volume_type", {
+    "name": {"type": ["string", "null"], "maxLength": 255},
+    "description": name,
+    "is_public": {"type": ["boolean", "string", "null"]},
+}, required=[])
+
 extra_specs_create = {"type": "object",
                       "properties": {"extra_specs": extra_specs},
                       "required": ["extra_specs"],
@@ -100,6 +106,10 @@ extra_specs_create = {"type": "object",
 # --- legacy volume actions (the value under the action's key) ---
 
 _anything = {}
+# A boolean, or a string spelling one (upstream's boolean parameter).
+_flag = {"type": ["boolean", "string"],
+         "enum": [True, False, "True", "False", "true", "false", "1", "0",
+                  "yes", "no", "on", "off", "t", "f", "y", "n"]}
 _closed = {"type": ["object", "null"], "properties": {},
            "additionalProperties": False}
 
@@ -130,6 +140,24 @@ volume_actions = {
         "properties": {"attachment_id": nullable_uuid,
                        "connector": nullable_connector},
         "additionalProperties": False},
+    "os-force_delete": _anything,
+    "os-extend": {
+        "type": "object", "properties": {"new_size": volume_size},
+        "required": ["new_size"], "additionalProperties": False},
+    "os-retype": {
+        "type": "object",
+        "properties": {"new_type": {"type": "string", "minLength": 1,
+                                    "maxLength": 255},
+                       "migration_policy": {
+                           "type": ["string", "null"],
+                           "enum": ["on-demand", "never", None]}},
+        "required": ["new_type"], "additionalProperties": False},
+    "os-set_bootable": {
+        "type": "object", "properties": {"bootable": _flag},
+        "required": ["bootable"], "additionalProperties": False},
+    "os-update_readonly_flag": {
+        "type": "object", "properties": {"readonly": _flag},
+        "required": ["readonly"], "additionalProperties": False},
     "os-reset_status": {
         "type": "object",
         "properties": {"status": {"type": "string"},

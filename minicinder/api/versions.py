@@ -34,5 +34,6 @@ def list_versions():
 
 
 @bp.get("/v3")
+@bp.get("/v3/")
 def show_version():
     return flask.jsonify(_versions())

@@ -8,6 +8,7 @@ import flask
 import werkzeug.sansio.utils
 
 from minicinder.api import microversions as mv
+from minicinder.volume import metadata as volume_metadata
 from minicinder.volume import states
 
 # Extra specs a non-admin may see (upstream's user-visible keys).
@@ -59,7 +60,14 @@ def volume_attachments(volume, ctx):
             if a.attach_status == states.ATT_ATTACHED]
 
 
-def volume_detail(volume, ctx, version):
+def volume_detail(volume, ctx, version, extended=True):
+    """A volume as upstream's detail view builder renders it.
+
+    :param extended: add the attributes upstream's volume extensions add
+        to ``show`` and ``detail`` (but not to ``create`` or ``update``):
+        ``os-vol-tenant-attr:tenant_id`` for everyone, the host and
+        migration attributes for admins.
+    """
     view = {
         "id": volume.id,
         "status": volume.status,
@@ -73,7 +81,7 @@ def volume_detail(volume, ctx, version):
         else None,
         "snapshot_id": volume.snapshot_id,
         "source_volid": volume.source_volid,
-        "metadata": {m.key: m.value for m in volume.volume_metadata},
+        "metadata": volume_metadata.visible_metadata(volume),
         "links": _links(volume.project_id, "volumes", volume.id),
         "user_id": volume.user_id,
         "bootable": str(bool(volume.bootable)).lower(),
@@ -82,10 +90,12 @@ def volume_detail(volume, ctx, version):
         "consistencygroup_id": volume.consistencygroup_id,
         "multiattach": bool(volume.multiattach),
         "attachments": volume_attachments(volume, ctx),
-        "os-vol-tenant-attr:tenant_id": volume.project_id,
     }
     if ctx.is_admin:
         view["migration_status"] = volume.migration_status
+    if extended:
+        view["os-vol-tenant-attr:tenant_id"] = volume.project_id
+    if extended and ctx.is_admin:
         view["os-vol-host-attr:host"] = volume.host
         view["os-vol-mig-status-attr:migstat"] = volume.migration_status
         view["os-vol-mig-status-attr:name_id"] = None
@@ -151,13 +161,26 @@ def attachment_list(attachments, detail, limit=None):
 # --- volume types ---
 
 
-def volume_type(vtype, ctx):
-    specs = {s.key: s.value for s in vtype.extra_specs}
+def type_extra_specs(vtype, ctx):
+    """Every spec for admins, the user-visible ones for others."""
+    specs = {spec.key: spec.value for spec in vtype.extra_specs}
     if not ctx.is_admin:
         specs = {k: v for k, v in specs.items() if k in USER_VISIBLE_SPECS}
-    return {"id": vtype.id, "name": vtype.name,
-            "description": vtype.description,
+    return specs
+
+
+def volume_type(vtype, ctx, action="show"):
+    """A volume type as upstream renders it for ``action``: ``show``
+    (also each item of the list) adds ``qos_specs_id`` for admins and the
+    type-access extension's ``os-volume-type-access:is_public``;
+    ``create`` has that extension's key but no ``qos_specs_id``;
+    ``update`` has neither."""
+    view = {"id": vtype.id, "name": vtype.name,
             "is_public": bool(vtype.is_public),
-            "os-volume-type-access:is_public": bool(vtype.is_public),
-            "qos_specs_id": vtype.qos_specs_id,
-            "extra_specs": specs}
+            "description": vtype.description,
+            "extra_specs": type_extra_specs(vtype, ctx)}
+    if action in ("show", "create"):
+        view["os-volume-type-access:is_public"] = bool(vtype.is_public)
+    if action == "show" and ctx.is_admin:
+        view["qos_specs_id"] = vtype.qos_specs_id
+    return view

@@ -2,7 +2,8 @@
 
 The body has exactly one key, the action's name; its value is validated
 against that action's schema. Codes as upstream: 202 with no body, except
-os-initialize_connection (200 with ``connection_info``).
+os-initialize_connection (200 with ``connection_info``) and
+os-set_bootable (200, no body).
 """
 
 import flask
@@ -11,61 +12,96 @@ from minicinder import exception
 from minicinder.api import common
 from minicinder.api import schemas
 from minicinder.api import validation
+from minicinder.volume import api as volume_api
 
 bp = flask.Blueprint("volume_actions", __name__,
                      url_prefix="/v3/<project_id>")
 bp.url_value_preprocessor(common.drop_project)
 
 
-def _reserve(actions, ctx, volume_id, _args):
-    actions.reserve(ctx, volume_id)
+def _reserve(svc, ctx, volume_id, _args):
+    svc.actions.reserve(ctx, volume_id)
 
 
-def _unreserve(actions, ctx, volume_id, _args):
-    actions.unreserve(ctx, volume_id)
+def _unreserve(svc, ctx, volume_id, _args):
+    svc.actions.unreserve(ctx, volume_id)
 
 
-def _initialize_connection(actions, ctx, volume_id, args):
-    info = actions.initialize_connection(ctx, volume_id, args["connector"])
+def _initialize_connection(svc, ctx, volume_id, args):
+    info = svc.actions.initialize_connection(ctx, volume_id,
+                                             args["connector"])
     return {"connection_info": info}
 
 
-def _terminate_connection(actions, ctx, volume_id, args):
-    actions.terminate_connection(ctx, volume_id, args["connector"])
+def _terminate_connection(svc, ctx, volume_id, args):
+    svc.actions.terminate_connection(ctx, volume_id, args["connector"])
 
 
-def _attach(actions, ctx, volume_id, args):
+def _attach(svc, ctx, volume_id, args):
     if not args.get("instance_uuid") and not args.get("host_name"):
         raise exception.InvalidInput(
             reason="Invalid request to attach volume to an invalid target")
-    actions.attach(ctx, volume_id, args["mountpoint"],
-                   instance_uuid=args.get("instance_uuid"),
-                   host_name=args.get("host_name"),
-                   mode=args.get("mode", "rw"))
+    svc.actions.attach(ctx, volume_id, args["mountpoint"],
+                       instance_uuid=args.get("instance_uuid"),
+                       host_name=args.get("host_name"),
+                       mode=args.get("mode", "rw"))
 
 
-def _detach(actions, ctx, volume_id, args):
-    actions.detach(ctx, volume_id, (args or {}).get("attachment_id"))
+def _detach(svc, ctx, volume_id, args):
+    svc.actions.detach(ctx, volume_id, (args or {}).get("attachment_id"))
 
 
-def _begin_detaching(actions, ctx, volume_id, _args):
-    actions.begin_detaching(ctx, volume_id)
+def _begin_detaching(svc, ctx, volume_id, _args):
+    svc.actions.begin_detaching(ctx, volume_id)
 
 
-def _roll_detaching(actions, ctx, volume_id, _args):
-    actions.roll_detaching(ctx, volume_id)
+def _roll_detaching(svc, ctx, volume_id, _args):
+    svc.actions.roll_detaching(ctx, volume_id)
 
 
-def _force_detach(actions, ctx, volume_id, args):
+def _force_detach(svc, ctx, volume_id, args):
     args = args or {}
-    actions.force_detach(ctx, volume_id, args.get("attachment_id"),
-                         args.get("connector"))
+    svc.actions.force_detach(ctx, volume_id, args.get("attachment_id"),
+                             args.get("connector"))
 
 
-def _reset_status(actions, ctx, volume_id, args):
-    actions.reset_status(ctx, volume_id, args.get("status"),
-                         args.get("attach_status"),
-                         args.get("migration_status"))
+def _reset_status(svc, ctx, volume_id, args):
+    svc.actions.reset_status(ctx, volume_id, args.get("status"),
+                             args.get("attach_status"),
+                             args.get("migration_status"))
+
+
+def _force_delete(svc, ctx, volume_id, _args):
+    volume_api.require_admin(
+        ctx, "volume_extension:volume_admin_actions:force_delete")
+    svc.volumes.delete(ctx, volume_id, force=True)
+
+
+def _extend(svc, ctx, volume_id, args):
+    # The schema lets a string of digits of any length through; one too
+    # long to be a size is refused before int() (which gives up past
+    # 4300 digits).
+    digits = str(args["new_size"]).lstrip("0") or "0"
+    if len(digits) > len(str(schemas.volume_size["maximum"])):
+        raise exception.InvalidInput(
+            reason="New size for extend must be an integer of at most %s."
+            % schemas.volume_size["maximum"])
+    svc.volumes.extend(ctx, volume_id, int(digits))
+
+
+def _retype(svc, ctx, volume_id, args):
+    svc.volumes.retype(ctx, volume_id, args["new_type"],
+                       args.get("migration_policy") or "never")
+
+
+def _set_bootable(svc, ctx, volume_id, args):
+    svc.metadata.set_bootable(
+        ctx, volume_id, validation.boolean(args["bootable"], "bootable"))
+
+
+def _update_readonly_flag(svc, ctx, volume_id, args):
+    svc.metadata.set_readonly(
+        ctx, volume_id, validation.boolean(args["readonly"], "readonly"))
 
 
 HANDLERS = {
@@ -79,7 +115,14 @@ HANDLERS = {
     "os-roll_detaching": _roll_detaching,
     "os-force_detach": _force_detach,
     "os-reset_status": _reset_status,
+    "os-force_delete": _force_delete,
+    "os-extend": _extend,
+    "os-retype": _retype,
+    "os-set_bootable": _set_bootable,
+    "os-update_readonly_flag": _update_readonly_flag,
 }
+# Status of an action answered without a body (202 unless named).
+EMPTY_STATUS = {"os-set_bootable": 200}
 
 _envelope = {"type": "object", "minProperties": 1, "maxProperties": 1}
 
@@ -94,8 +137,8 @@ def action(volume_id):
         raise exception.InvalidInput(
             reason="There is no such action: %s" % name)
     validation.validate(args, schemas.volume_actions[name])
-    result = HANDLERS[name](common.services().actions, common.context(),
+    result = HANDLERS[name](common.services(), common.context(),
                             volume_id, args)
     if result is not None:
         return flask.jsonify(result)
-    return "", 202
+    return "", EMPTY_STATUS.get(name, 202)

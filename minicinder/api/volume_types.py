@@ -1,4 +1,5 @@
-"""``/v3/{project_id}/types``: list, show, create, delete, extra specs.
+"""``/v3/{project_id}/types``: list, show, create, update, delete, and
+extra specs (all, or one key).
 
 Creating, deleting and changing types is admin-only (403 otherwise), as
 upstream's default policy.
@@ -46,12 +47,40 @@ def create():
     data = validation.body(schemas.volume_type_create,
                            common.max_body())
     data = data["volume_type"]
+    if not data["name"].strip():
+        raise exception.InvalidInput(
+            reason="Volume type name can not be empty.")
     ctx = _ctx()
     vtype = svc.volumes.type_create(
         ctx, data["name"].strip(), data.get("description"),
         data.get("os-volume-type-access:is_public", True),
         data.get("extra_specs"))
-    return flask.jsonify({"volume_type": views.volume_type(vtype, ctx)})
+    return flask.jsonify({"volume_type": views.volume_type(
+        vtype, ctx, action="create")})
+
+
+@bp.put("/types/<type_id>")
+def update(type_id):
+    """Name, description and/or is_public (at least one)."""
+    data = validation.body(schemas.volume_type_update,
+                           common.max_body())["volume_type"]
+    name = data.get("name")
+    if name is not None and not name.strip():
+        raise exception.InvalidInput(
+            reason="Volume type name can not be empty.")
+    if name is None and data.get("description") is None and \
+            data.get("is_public") is None:
+        raise exception.InvalidInput(
+            reason="Specify volume type name, description, is_public or a "
+                   "combination thereof.")
+    ctx = _ctx()
+    vtype = common.services().volumes.type_update(
+        ctx, type_id, name=name.strip() if name else None,
+        description=data.get("description"),
+        is_public=validation.boolean(data["is_public"], "is_public")
+        if data.get("is_public") is not None else None)
+    return flask.jsonify({"volume_type": views.volume_type(
+        vtype, ctx, action="update")})
 
 
 @bp.delete("/types/<type_id>")
@@ -66,8 +95,7 @@ def delete(type_id):
 def extra_specs_index(type_id):
     ctx = _ctx()
     vtype = common.services().volumes.type_get(ctx, type_id)
-    return flask.jsonify({"extra_specs":
-                          views.volume_type(vtype, ctx)["extra_specs"]})
+    return flask.jsonify({"extra_specs": views.type_extra_specs(vtype, ctx)})
 
 
 @bp.post("/types/<type_id>/extra_specs")
@@ -77,3 +105,34 @@ def extra_specs_create(type_id):
                            common.max_body())
     svc.volumes.type_set_extra_specs(_ctx(), type_id, data["extra_specs"])
     return flask.jsonify({"extra_specs": data["extra_specs"]})
+
+
+@bp.get("/types/<type_id>/extra_specs/<key>")
+def extra_spec_show(type_id, key):
+    """``{key: value}``, 404 when the type has no such (visible) key."""
+    ctx = _ctx()
+    vtype = common.services().volumes.type_get(ctx, type_id)
+    specs = views.type_extra_specs(vtype, ctx)
+    if key not in specs:
+        raise exception.VolumeTypeExtraSpecsNotFound(
+            volume_type_id=type_id, extra_specs_key=key)
+    return flask.jsonify({key: specs[key]})
+
+
+@bp.put("/types/<type_id>/extra_specs/<key>")
+def extra_spec_update(type_id, key):
+    """Body ``{key: value}`` with exactly the key of the URL."""
+    data = validation.body(schemas.extra_specs, common.max_body())
+    if len(data) > 1:
+        raise exception.InvalidInput(
+            reason="Request body contains too many items.")
+    if key not in data:
+        raise exception.InvalidInput(reason="Request body and URI mismatch")
+    common.services().volumes.type_set_extra_specs(_ctx(), type_id, data)
+    return flask.jsonify(data)
+
+
+@bp.delete("/types/<type_id>/extra_specs/<key>")
+def extra_spec_delete(type_id, key):
+    common.services().volumes.type_delete_extra_spec(_ctx(), type_id, key)
+    return "", 202

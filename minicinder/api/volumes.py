@@ -1,9 +1,13 @@
-"""``/v3/{project_id}/volumes``: create, list, show, update, delete."""
+"""``/v3/{project_id}/volumes``: create, list, show, update, delete,
+and the 3.12 summary."""
+
+import ast
 
 import flask
 
 from minicinder import exception
 from minicinder.api import common
+from minicinder.api import microversions as mv
 from minicinder.api import schemas
 from minicinder.api import validation
 from minicinder.api import views
@@ -13,14 +17,21 @@ bp = flask.Blueprint("volumes", __name__, url_prefix="/v3/<project_id>")
 
 # Query parameters GET /volumes(/detail) accepts.
 LIST_PARAMS = ("name", "status", "all_tenants", "project_id", "bootable",
-               "limit", "marker", "sort", "sort_key", "sort_dir",
-               "with_count")
+               "availability_zone", "metadata", "limit", "marker", "sort",
+               "sort_key", "sort_dir", "with_count")
 SORT_KEYS = {"created_at": "created_at", "updated_at": "updated_at",
              "id": "id", "name": "display_name", "status": "status",
              "size": "size"}
-# Volume sources this backend cannot create from yet.
-UNSUPPORTED_SOURCES = ("snapshot_id", "source_volid", "imageRef",
-                       "backup_id", "consistencygroup_id", "group_id")
+# Sources a volume could be created from that never exist here (no
+# snapshots, backups or groups are made): naming one is a 404, as
+# upstream answers for a missing one.
+ABSENT_SOURCES = {
+    "snapshot_id": lambda v: exception.SnapshotNotFound(snapshot_id=v),
+    "backup_id": lambda v: exception.BackupNotFound(backup_id=v),
+    "group_id": lambda v: exception.GroupNotFound(group_id=v),
+    "consistencygroup_id": lambda v: exception.ConsistencyGroupNotFound(
+        consistencygroup_id=v),
+}
 
 
 bp.url_value_preprocessor(common.drop_project)
@@ -37,11 +48,7 @@ def create():
     svc = common.services()
     data = validation.body(schemas.volume_create,
                            common.max_body())["volume"]
-    for key in UNSUPPORTED_SOURCES:
-        if data.get(key) is not None:
-            raise exception.InvalidInput(
-                reason="Creating a volume from %s is not supported by "
-                       "this service." % key)
+    _check_sources(svc, data)
     if data.get("multiattach"):
         raise exception.InvalidInput(
             reason="The multiattach parameter is no longer supported; use "
@@ -57,7 +64,24 @@ def create():
         metadata=data.get("metadata"),
         availability_zone=data.get("availability_zone"))
     return flask.jsonify({"volume": views.volume_detail(
-        volume, _ctx(), common.version())}), 202
+        volume, _ctx(), common.version(), extended=False)}), 202
+
+
+def _check_sources(svc, data):
+    """404 for a source that does not exist; 400 for one that does but
+    cannot be copied here (volumes and images: no clone, no image
+    service)."""
+    for key, not_found in ABSENT_SOURCES.items():
+        if data.get(key) is not None:
+            raise not_found(data[key])
+    if data.get("source_volid") is not None:
+        svc.volumes.get(_ctx(), validation.uuid_arg(
+            data["source_volid"], _not_found))
+    for key in ("source_volid", "imageRef"):
+        if data.get(key) is not None:
+            raise exception.InvalidInput(
+                reason="Creating a volume from %s is not supported by "
+                       "this service." % key)
 
 
 def _size(value):
@@ -87,21 +111,50 @@ def _list(detail):
     ctx = _ctx()
     params = validation.query(LIST_PARAMS)
     page = validation.paging(params)
+    # A non-admin's all_tenants is ignored, as upstream: it lists its
+    # own project's volumes.
     all_tenants = validation.boolean(params.pop("all_tenants", False),
-                                     "all_tenants")
-    params.pop("with_count", None)
-    if "project_id" in params and not (ctx.is_admin and all_tenants):
+                                     "all_tenants") and ctx.is_admin
+    with_count = validation.boolean(params.pop("with_count", False),
+                                    "with_count") and \
+        common.version().matches(mv.SUPPORT_COUNT_INFO)
+    if "project_id" in params and not all_tenants:
         raise exception.InvalidInput(
             reason="project_id is only valid with all_tenants for admins")
     if "bootable" in params:
         params["bootable"] = validation.boolean(params["bootable"],
                                                 "bootable")
+    if "metadata" in params:
+        params["metadata"] = _metadata_filter(params["metadata"])
     sort_key, sort_dir = _sort(params)
     volumes = svc.volumes.get_all(ctx, params, all_tenants,
                                   sort_key=sort_key, sort_dir=sort_dir,
                                   **page)
-    return flask.jsonify(views.volume_list(
-        volumes, ctx, common.version(), detail, page.get("limit")))
+    body = views.volume_list(volumes, ctx, common.version(), detail,
+                             page.get("limit"))
+    if with_count:
+        body["count"] = len(svc.volumes.get_all(ctx, params, all_tenants))
+    return flask.jsonify(body)
+
+
+def _metadata_filter(text):
+    """``metadata={'k': 'v'}``: a Python dict literal, as upstream reads
+    it (``ast.literal_eval``), of string keys and values.
+
+    :raises InvalidInput: anything else.
+    """
+    try:
+        value = ast.literal_eval(text) if len(text) <= 4096 else None
+    except (ValueError, SyntaxError, TypeError, MemoryError,
+            RecursionError):
+        value = None
+    if not isinstance(value, dict) or not all(
+            isinstance(k, str) and isinstance(v, str)
+            for k, v in value.items()):
+        raise exception.InvalidInput(
+            reason="Invalid metadata filter %s: it must be a dict of "
+                   "strings, such as {'key': 'value'}." % text[:100])
+    return value
 
 
 def _sort(params):
@@ -128,6 +181,22 @@ def index():
 @bp.get("/volumes/detail")
 def detail():
     return _list(detail=True)
+
+
+@bp.get("/volumes/summary")
+def summary():
+    """Count, total size and (3.36+) the metadata of the volumes."""
+    common.require_version(mv.VOLUME_SUMMARY)
+    ctx = _ctx()
+    params = validation.query(("all_tenants",))
+    all_tenants = validation.boolean(params.get("all_tenants", False),
+                                     "all_tenants")
+    count, size, metadata = common.services().volumes.summary(
+        ctx, all_tenants)
+    body = {"total_size": size, "total_count": count}
+    if common.version().matches(mv.VOLUME_SUMMARY_METADATA):
+        body["metadata"] = metadata
+    return flask.jsonify({"volume-summary": body})
 
 
 @bp.get("/volumes/<volume_id>")
@@ -157,7 +226,7 @@ def update(volume_id):
                    "volume metadata API.")
     volume = svc.volumes.update(_ctx(), volume_id, values)
     return flask.jsonify({"volume": views.volume_detail(
-        volume, _ctx(), common.version())})
+        volume, _ctx(), common.version(), extended=False)})
 
 
 @bp.delete("/volumes/<volume_id>")

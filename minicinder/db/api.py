@@ -15,12 +15,11 @@ are serialised anyway) and a row lock on MariaDB/PostgreSQL.
 
 import json
 
-from oslo_utils import uuidutils
 import sqlalchemy as sa
-from sqlalchemy import orm
 
 from minicinder import exception
 from minicinder.db import models
+from minicinder.db import services
 from minicinder.volume import states
 from ministack.db import utcnow
 
@@ -55,7 +54,9 @@ def volume_get(session, ctx, volume_id, for_update=False):
 
 def volume_get_all(session, ctx, filters, all_tenants=False, limit=None,
                    marker=None, sort_key="created_at", sort_dir="desc"):
-    """Volumes matching ``filters`` (name, status, project_id, bootable)."""
+    """Volumes matching ``filters`` (name, status, project_id, bootable,
+    availability_zone, metadata: a dict every pair of which the volume's
+    metadata has)."""
     query = sa.select(models.Volume).where(models.Volume.deleted.is_(False))
     if not (ctx.is_admin and all_tenants):
         query = query.where(models.Volume.project_id == ctx.project_id)
@@ -67,6 +68,15 @@ def volume_get_all(session, ctx, filters, all_tenants=False, limit=None,
         query = query.where(models.Volume.status == filters["status"])
     if "bootable" in filters:
         query = query.where(models.Volume.bootable.is_(filters["bootable"]))
+    if "availability_zone" in filters:
+        query = query.where(models.Volume.availability_zone
+                            == filters["availability_zone"])
+    for key, value in (filters.get("metadata") or {}).items():
+        query = query.where(models.Volume.id.in_(
+            sa.select(models.VolumeMetadata.volume_id).where(
+                models.VolumeMetadata.key == key,
+                models.VolumeMetadata.value == value,
+                models.VolumeMetadata.deleted.is_(False))))
     column = getattr(models.Volume, sort_key)
     order = column.desc() if sort_dir == "desc" else column.asc()
     tiebreak = (models.Volume.id.desc() if sort_dir == "desc"
@@ -139,9 +149,10 @@ def volume_transition(session, volume, action, values=None):
 
 def volume_soft_delete(session, volume_id):
     now = utcnow()
-    session.execute(sa.update(models.VolumeMetadata)
-                    .where(models.VolumeMetadata.volume_id == volume_id)
-                    .values(deleted=True, deleted_at=now))
+    for model in (models.VolumeMetadata, models.VolumeAdminMetadata):
+        session.execute(sa.update(model)
+                        .where(model.volume_id == volume_id)
+                        .values(deleted=True, deleted_at=now))
     session.execute(sa.update(models.VolumeAttachment)
                     .where(models.VolumeAttachment.volume_id == volume_id,
                            models.VolumeAttachment.deleted.is_(False))
@@ -155,10 +166,12 @@ def volume_soft_delete(session, volume_id):
 
 
 def volumes_for_host(session, host):
-    """Live volumes this backend host owns (for start-up recovery)."""
+    """Live volumes this host's backends own (for start-up recovery):
+    ``host@backend#pool``, or plain ``host`` as older rows recorded it."""
     return list(session.scalars(
-        sa.select(models.Volume).where(models.Volume.deleted.is_(False),
-                                       models.Volume.host == host)).unique())
+        sa.select(models.Volume).where(
+            models.Volume.deleted.is_(False),
+            services.host_matches(models.Volume.host, host))).unique())
 
 
 # --- attachments ---
@@ -313,115 +326,3 @@ def dump_json(value):
 
 def load_json(text, default=None):
     return default if not text else json.loads(text)
-
-
-# --- volume types ---
-
-
-def _types():
-    return sa.select(models.VolumeType).options(
-        orm.selectinload(models.VolumeType.extra_specs))
-
-
-def volume_type_get(session, type_id):
-    vtype = session.scalars(_types().where(
-        models.VolumeType.id == type_id,
-        models.VolumeType.deleted.is_(False))).first()
-    if vtype is None:
-        raise exception.VolumeTypeNotFound(volume_type_id=type_id)
-    return vtype
-
-
-def volume_type_get_by_name(session, name):
-    vtype = session.scalars(_types().where(
-        models.VolumeType.name == name,
-        models.VolumeType.deleted.is_(False))).first()
-    if vtype is None:
-        raise exception.VolumeTypeNotFoundByName(volume_type_name=name)
-    return vtype
-
-
-def volume_type_get_by_name_or_id(session, name_or_id,
-                                  include_private=True):
-    """The type a client named by id or by name (cinder's
-    ``volume_types.get_by_name_or_id``): a UUID-like value is tried as an
-    id, then as a name, and a miss is :class:`VolumeTypeNotFound`; any
-    other value is a name (:class:`VolumeTypeNotFoundByName`).
-
-    :param include_private: False for a caller without access to private
-        types (ministack has no per-project type access: only admins
-        have it); a private type is then exactly as absent as a missing
-        one, for a lookup by id and by name alike.
-    """
-    def visible(vtype):
-        if not include_private and not vtype.is_public:
-            raise exception.VolumeTypeNotFound(volume_type_id=name_or_id)
-        return vtype
-
-    if uuidutils.is_uuid_like(name_or_id):
-        try:
-            return visible(volume_type_get(session, name_or_id))
-        except exception.VolumeTypeNotFound:
-            pass
-        try:
-            return visible(volume_type_get_by_name(session, name_or_id))
-        except exception.VolumeTypeNotFound:
-            raise exception.VolumeTypeNotFound(
-                volume_type_id=name_or_id) from None
-    try:
-        return visible(volume_type_get_by_name(session, name_or_id))
-    except exception.VolumeTypeNotFound:
-        raise exception.VolumeTypeNotFoundByName(
-            volume_type_name=name_or_id) from None
-
-
-def volume_type_get_all(session, include_private=False):
-    query = _types().where(models.VolumeType.deleted.is_(False))
-    if not include_private:
-        query = query.where(models.VolumeType.is_public.is_(True))
-    return list(session.scalars(query.order_by(models.VolumeType.name)))
-
-
-def volume_type_create(session, values, extra_specs):
-    existing = session.scalars(sa.select(models.VolumeType.id).where(
-        models.VolumeType.name == values["name"],
-        models.VolumeType.deleted.is_(False))).first()
-    if existing:
-        raise exception.VolumeTypeExists(name=values["name"])
-    vtype = models.VolumeType(**values)
-    session.add(vtype)
-    session.flush()
-    volume_type_extra_specs_update(session, vtype.id, extra_specs)
-    session.flush()
-    session.expunge(vtype)
-    return volume_type_get(session, vtype.id)
-
-
-def volume_type_extra_specs_update(session, type_id, extra_specs):
-    for key, value in extra_specs.items():
-        row = session.scalars(sa.select(models.VolumeTypeExtraSpecs).where(
-            models.VolumeTypeExtraSpecs.volume_type_id == type_id,
-            models.VolumeTypeExtraSpecs.key == key,
-            models.VolumeTypeExtraSpecs.deleted.is_(False))).first()
-        if row is None:
-            session.add(models.VolumeTypeExtraSpecs(
-                volume_type_id=type_id, key=key, value=value))
-        else:
-            row.value = value
-
-
-def volume_type_in_use(session, type_id):
-    return session.scalars(sa.select(models.Volume.id).where(
-        models.Volume.volume_type_id == type_id,
-        models.Volume.deleted.is_(False))).first() is not None
-
-
-def volume_type_destroy(session, type_id):
-    now = utcnow()
-    session.execute(sa.update(models.VolumeTypeExtraSpecs)
-                    .where(models.VolumeTypeExtraSpecs.volume_type_id
-                           == type_id)
-                    .values(deleted=True, deleted_at=now))
-    session.execute(sa.update(models.VolumeType)
-                    .where(models.VolumeType.id == type_id)
-                    .values(deleted=True, deleted_at=now))

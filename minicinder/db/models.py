@@ -104,10 +104,28 @@ class Volume(Base, CinderBase):
         "VolumeAttachment", lazy="selectin", viewonly=True,
         primaryjoin="and_(Volume.id == VolumeAttachment.volume_id, "
                     "VolumeAttachment.deleted == False)")
+    volume_admin_metadata = orm.relationship(
+        "VolumeAdminMetadata", lazy="selectin", viewonly=True,
+        primaryjoin="and_(Volume.id == VolumeAdminMetadata.volume_id, "
+                    "VolumeAdminMetadata.deleted == False)")
 
 
 class VolumeMetadata(Base, CinderBase):
     __tablename__ = "volume_metadata"
+
+    id = sa.Column(sa.Integer, primary_key=True)
+    key = sa.Column(sa.String(255))
+    value = sa.Column(sa.String(255))
+    volume_id = sa.Column(sa.String(36), sa.ForeignKey("volumes.id"),
+                          nullable=False, index=True)
+
+
+class VolumeAdminMetadata(Base, CinderBase):
+    """Metadata only the service and admins set (upstream's table):
+    ``readonly`` (os-update_readonly_flag) and ``attached_mode``. Those
+    two keys are shown to users inside the volume's ``metadata``."""
+
+    __tablename__ = "volume_admin_metadata"
 
     id = sa.Column(sa.Integer, primary_key=True)
     key = sa.Column(sa.String(255))
@@ -138,3 +156,45 @@ class VolumeAttachment(Base, CinderBase):
     connector = sa.Column(sa.Text)
 
     volume = orm.relationship(Volume, lazy="raise", viewonly=True)
+
+
+class Service(Base, CinderBase):
+    """A running service and its heartbeat (cinder's ``services``).
+
+    minicinder records its volume service as ``cinder-volume`` at
+    ``<host>@<backend>``; ``updated_at`` is the heartbeat, ``disabled``
+    keeps new volumes off the backend, ``frozen`` refuses management
+    operations on its volumes.
+    """
+
+    __tablename__ = "services"
+    __table_args__ = (
+        sa.Index("services_uuid_idx", "uuid", unique=True),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True)
+    uuid = sa.Column(sa.String(36))
+    host = sa.Column(sa.String(255))
+    binary = sa.Column(sa.String(255))
+    topic = sa.Column(sa.String(255))
+    report_count = sa.Column(sa.Integer, nullable=False, default=0)
+    disabled = sa.Column(sa.Boolean, default=False)
+    disabled_reason = sa.Column(sa.String(255))
+    availability_zone = sa.Column(sa.String(255))
+    modified_at = sa.Column(sa.DateTime)
+    frozen = sa.Column(sa.Boolean, nullable=False, default=False)
+    replication_status = sa.Column(sa.String(36))
+    active_backend_id = sa.Column(sa.String(255))
+    cluster_name = sa.Column(sa.String(255))
+
+
+class Quota(Base, CinderBase):
+    """A project's own limit for one resource (cinder's ``quotas``); a
+    resource without a row has the configured default."""
+
+    __tablename__ = "quotas"
+
+    id = sa.Column(sa.Integer, primary_key=True)
+    project_id = sa.Column(sa.String(255), index=True)
+    resource = sa.Column(sa.String(255), nullable=False)
+    hard_limit = sa.Column(sa.Integer)

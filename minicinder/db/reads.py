@@ -9,14 +9,14 @@ the joined type and two ``selectin`` relationship loads, each a full ORM
 execution. The select here is built once, at import, with bound
 parameters, so a request only executes it.
 
-One statement, not three: the volume is outer-joined to its type, its
-live metadata and its live attachments. Each execution through
+One statement, not four: the volume is outer-joined to its type, its
+live metadata, admin metadata and attachments. Each execution through
 SQLAlchemy costs ~50 us of Python, and on SQLite each statement outside a
 transaction is its own read transaction (file locks, WAL index) and
 releases the GIL several times, which with eight busy API threads turns
 into thread switches. The price is a product of rows (metadata x
-attachments; a volume usually has a few and at most one), folded back
-below.
+admin metadata x attachments; a volume usually has a few, at most two
+and at most one), folded back below.
 
 The result is a :class:`VolumeRecord`: the same attribute names as the
 ORM ``Volume`` (columns plus ``volume_type.name``, ``volume_metadata`` and
@@ -38,6 +38,7 @@ from minicinder.db import models
 _VOLUMES = models.Volume.__table__
 _TYPES = models.VolumeType.__table__
 _METADATA = models.VolumeMetadata.__table__
+_ADMIN_METADATA = models.VolumeAdminMetadata.__table__
 _ATTACHMENTS = models.VolumeAttachment.__table__
 
 _VOLUME_COLUMNS = tuple(c.key for c in _VOLUMES.c)
@@ -55,6 +56,9 @@ _VOLUME_BY_ID = (
               _METADATA.c.id.label("metadata_id"),
               _METADATA.c.key.label("metadata_key"),
               _METADATA.c.value.label("metadata_value"),
+              _ADMIN_METADATA.c.id.label("admin_metadata_id"),
+              _ADMIN_METADATA.c.key.label("admin_metadata_key"),
+              _ADMIN_METADATA.c.value.label("admin_metadata_value"),
               *(_ATTACHMENTS.c[name].label(label) for name, label
                 in zip(_ATTACHMENT_COLUMNS, _ATTACHMENT_LABELS,
                        strict=True)))
@@ -64,6 +68,9 @@ _VOLUME_BY_ID = (
         .outerjoin(_METADATA, sa.and_(
             _METADATA.c.volume_id == _VOLUMES.c.id,
             _METADATA.c.deleted.is_(False)))
+        .outerjoin(_ADMIN_METADATA, sa.and_(
+            _ADMIN_METADATA.c.volume_id == _VOLUMES.c.id,
+            _ADMIN_METADATA.c.deleted.is_(False)))
         .outerjoin(_ATTACHMENTS, sa.and_(
             _ATTACHMENTS.c.volume_id == _VOLUMES.c.id,
             _ATTACHMENTS.c.deleted.is_(False))))
@@ -77,10 +84,10 @@ class VolumeRecord(types.SimpleNamespace):
     """A read-only snapshot of one volume, shaped like ``models.Volume``.
 
     ``volume_type`` is None or an object with ``name``;
-    ``volume_metadata`` (insertion order) and ``volume_attachment`` (live
-    ones, oldest first) are lists of objects with the attribute names of
-    ``VolumeMetadata`` (key, value) / ``VolumeAttachment`` (the columns
-    in ``_ATTACHMENT_COLUMNS``).
+    ``volume_metadata`` and ``volume_admin_metadata`` (insertion order)
+    and ``volume_attachment`` (live ones, oldest first) are lists of
+    objects with the attribute names of ``VolumeMetadata`` (key, value) /
+    ``VolumeAttachment`` (the columns in ``_ATTACHMENT_COLUMNS``).
     """
 
 
@@ -102,14 +109,20 @@ def volume_get(conn, ctx, volume_id):
 
 
 def _fold(rows):
-    """One record from the joined rows (one per metadata x attachment)."""
+    """One record from the joined rows (one per metadata x admin
+    metadata x attachment)."""
     first = rows[0]._mapping
     metadata = {}
+    admin_metadata = {}
     attachments = {}
     for row in rows:
         if row.metadata_id is not None and row.metadata_id not in metadata:
             metadata[row.metadata_id] = types.SimpleNamespace(
                 key=row.metadata_key, value=row.metadata_value)
+        if row.admin_metadata_id is not None and \
+                row.admin_metadata_id not in admin_metadata:
+            admin_metadata[row.admin_metadata_id] = types.SimpleNamespace(
+                key=row.admin_metadata_key, value=row.admin_metadata_value)
         if row.attachment_id is not None and \
                 row.attachment_id not in attachments:
             mapping = row._mapping
@@ -123,5 +136,7 @@ def _fold(rows):
         volume_type=(None if type_name is None
                      else types.SimpleNamespace(name=type_name)),
         volume_metadata=[metadata[key] for key in sorted(metadata)],
+        volume_admin_metadata=[admin_metadata[key]
+                               for key in sorted(admin_metadata)],
         volume_attachment=sorted(attachments.values(),
                                  key=lambda a: (a.created_at, a.id)))

@@ -19,6 +19,7 @@ from minicinder.db import api as db
 from minicinder.volume import api as volume_api
 from minicinder.volume import attachments as attachment_api
 from minicinder.volume import manager as volume_manager
+from minicinder.volume import metadata as volume_metadata
 from minicinder.volume import states
 from ministack import db as ms_db
 
@@ -94,7 +95,9 @@ class VolumeActions:
                 reason="Volume %s is %s." % (volume_id, volume.status))
         with volume_manager.volume_lock(volume_id):
             conn_info = self.manager.connect(volume_id, connector)
-        conn_info["data"].setdefault("access_mode", "rw")
+        conn_info["data"].setdefault(
+            "access_mode",
+            "ro" if volume_metadata.is_readonly(volume) else "rw")
         return conn_info
 
     def terminate_connection(self, ctx, volume_id, connector):
@@ -122,6 +125,9 @@ class VolumeActions:
             if volume.status == states.MAINTENANCE:
                 raise exception.InvalidVolume(
                     reason="Volume %s is in maintenance." % volume_id)
+            if mode != "ro" and volume_metadata.is_readonly(volume):
+                raise exception.InvalidVolumeAttachMode(mode=mode,
+                                                        volume_id=volume_id)
             for attachment in volume.volume_attachment:
                 if instance_uuid and attachment.instance_uuid == \
                         instance_uuid and attachment.attach_status == \

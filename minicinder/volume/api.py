@@ -12,6 +12,10 @@ import uuid
 from minicinder import exception
 from minicinder.db import api as db
 from minicinder.db import reads
+from minicinder.db import services as services_db
+from minicinder.db import types as types_db
+from minicinder.volume import quotas
+from minicinder.volume import service_record
 from minicinder.volume import states
 from ministack import db as ms_db
 
@@ -33,10 +37,14 @@ def require_admin(ctx, action):
 class VolumeAPI:
     """Volumes and types. Attachments live in ``volume/attachments.py``."""
 
-    def __init__(self, database, manager, conf):
+    def __init__(self, database, manager, conf, service=None):
+        """:param service: the volume service's
+        :class:`~minicinder.volume.service_record.ServiceRecord` (its
+        uuid is each new volume's ``service_uuid``)."""
         self.database = database
         self.manager = manager
         self.conf = conf
+        self.service = service
 
     # --- volumes ---
 
@@ -61,27 +69,48 @@ class VolumeAPI:
         volume_id = str(uuid.uuid4())
         with self.database.write() as session:
             if volume_type:
-                vtype = db.volume_type_get_by_name_or_id(
+                vtype = types_db.volume_type_get_by_name_or_id(
                     session, volume_type, include_private=ctx.is_admin)
             else:
-                vtype = db.volume_type_get_by_name_or_id(
+                vtype = types_db.volume_type_get_by_name_or_id(
                     session, self.conf.default_volume_type)
+            quotas.check_volume(session, self.conf, ctx.project_id,
+                                volumes=1, gigabytes=size)
             specs = {s.key: s.value for s in vtype.extra_specs}
+            placed = self._backend_accepts(session)
             db.volume_create(session, {
                 "id": volume_id, "user_id": ctx.user_id,
-                "project_id": ctx.project_id, "host": self.conf.host,
+                "project_id": ctx.project_id,
+                "host": service_record.pool_host(self.conf)
+                if placed else None,
                 "size": size, "availability_zone": zone,
-                "status": states.CREATING,
+                "status": states.CREATING if placed else states.ERROR,
                 "attach_status": states.ATT_DETACHED,
                 "display_name": name, "display_description": description,
                 "volume_type_id": vtype.id,
                 "multiattach": is_true_spec(specs.get(MULTIATTACH_SPEC)),
                 "scheduled_at": ms_db.utcnow(),
+                "service_uuid": self.service.uuid
+                if placed and self.service else None,
             }, metadata)
+        if not placed:
+            LOG.error("Volume %s not created: the volume service %s is "
+                      "disabled (No valid backend was found)", volume_id,
+                      service_record.backend_host(self.conf))
+            return self.get(ctx, volume_id)
         LOG.info("Creating volume %s (%s GiB, type %s)", volume_id, size,
                  vtype.name)
         self.manager.create_volume_async(volume_id)
         return self.get(ctx, volume_id)
+
+    def _backend_accepts(self, session):
+        """Whether the one backend takes new volumes: not when an
+        operator disabled its service (upstream's scheduler then finds
+        "No valid backend" and the volume goes to ``error``)."""
+        record = services_db.service_get(
+            session, service_record.backend_host(self.conf),
+            service_record.BINARY)
+        return record is None or not record.disabled
 
     def get(self, ctx, volume_id):
         """The volume as a read-only record for the JSON view (the hot
@@ -93,11 +122,25 @@ class VolumeAPI:
             return reads.volume_get(conn, ctx, volume_id)
 
     def get_all(self, ctx, filters, all_tenants=False, **page):
-        if all_tenants:
-            require_admin(ctx, "volume:get_all_tenants")
+        """``all_tenants`` from a non-admin is ignored, as upstream (its
+        own volumes are listed)."""
         with self.database.read() as session:
-            return db.volume_get_all(session, ctx, filters, all_tenants,
-                                     **page)
+            return db.volume_get_all(session, ctx, filters,
+                                     all_tenants and ctx.is_admin, **page)
+
+    def summary(self, ctx, all_tenants=False):
+        """``(count, total GiB, {metadata key: [values]})`` of the
+        volumes listed (3.12/3.36 ``volumes/summary``)."""
+        with self.database.read() as session:
+            volumes = db.volume_get_all(session, ctx, {},
+                                        all_tenants and ctx.is_admin)
+        metadata = {}
+        for volume in volumes:
+            for item in volume.volume_metadata:
+                values = metadata.setdefault(item.key, [])
+                if item.value not in values:
+                    values.append(item.value)
+        return len(volumes), sum(v.size for v in volumes), metadata
 
     def update(self, ctx, volume_id, values):
         """Rename or re-describe a volume (any status)."""
@@ -106,11 +149,13 @@ class VolumeAPI:
             db.volume_update(session, volume_id, values)
         return self.get(ctx, volume_id)
 
-    def delete(self, ctx, volume_id):
+    def delete(self, ctx, volume_id, force=False):
         """available/error -> deleting, then the backend wipes and removes.
 
+        :param force: os-force_delete (admin): any status but deleting.
         :raises InvalidVolume: attached, attachments left, or busy.
         """
+        action = "force_delete" if force else "delete"
         with self.database.write() as session:
             volume = db.volume_get(session, ctx, volume_id, for_update=True)
             if volume.attach_status == states.ATT_ATTACHED:
@@ -127,13 +172,92 @@ class VolumeAPI:
                 raise exception.InvalidVolume(
                     reason="Volume %s has %d attachment(s); delete them "
                            "first." % (volume_id, len(live)))
-            if not db.volume_transition(session, volume, "delete"):
+            if not db.volume_transition(session, volume, action):
+                expected = states.volume_transition(action).expected
                 raise exception.InvalidVolume(
                     reason="Volume status must be %s, but the current "
-                           "status is %s." % (" or ".join(states.DELETABLE),
+                           "status is %s." % (" or ".join(expected),
                                               volume.status))
         LOG.info("Deleting volume %s", volume_id)
         self.manager.delete_volume_async(volume_id)
+
+    def extend(self, ctx, volume_id, new_size):
+        """available -> extending; the manager grows the device and the
+        volume is available at ``new_size`` GiB (``error_extending`` when
+        the backend cannot).
+
+        :raises InvalidInput: not larger than the volume, or over
+            ``max_volume_size`` (400).
+        :raises InvalidVolume: not available (400; extending an attached
+            volume, 3.42, is not built).
+        :raises QuotaError: over the project's gigabytes (413).
+        """
+        with self.database.write() as session:
+            volume = db.volume_get(session, ctx, volume_id, for_update=True)
+            if new_size <= volume.size:
+                raise exception.InvalidInput(
+                    reason="New size for extend must be greater than "
+                           "current size. (current: %s, extended: %s)."
+                           % (volume.size, new_size))
+            if new_size > self.conf.max_volume_size:
+                raise exception.InvalidInput(
+                    reason="Volume size %s GiB exceeds the maximum of %s "
+                           "GiB" % (new_size, self.conf.max_volume_size))
+            if not db.volume_transition(session, volume, "extend"):
+                raise exception.InvalidVolume(
+                    reason="Volume %s status must be 'available' to "
+                           "extend, currently %s." % (volume_id,
+                                                      volume.status))
+            quotas.check_volume(session, self.conf, volume.project_id,
+                                gigabytes=new_size - volume.size,
+                                size=new_size)
+        LOG.info("Extending volume %s from %s to %s GiB", volume_id,
+                 volume.size, new_size)
+        self.manager.extend_volume_async(volume_id, new_size)
+
+    def retype(self, ctx, volume_id, new_type, migration_policy="never"):
+        """Give an available or in-use volume another type.
+
+        The one backend serves every type, so no data moves (upstream's
+        LVM driver retypes in place too and ``migration_policy`` never
+        comes into play). A change of ``multiattach`` needs the volume
+        available.
+
+        :raises VolumeTypeNotFound: (404).
+        :raises InvalidInput: the type it already has (400).
+        :raises InvalidVolume: wrong status, or multiattach changing on
+            an attached volume (400).
+        """
+        with self.database.write() as session:
+            volume = db.volume_get(session, ctx, volume_id, for_update=True)
+            vtype = types_db.volume_type_get_by_name_or_id(
+                session, new_type, include_private=ctx.is_admin)
+            if volume.status not in (states.AVAILABLE, states.IN_USE):
+                raise exception.InvalidVolume(
+                    reason="Volume %s status must be available or in-use "
+                           "to retype, but it is %s." % (volume_id,
+                                                         volume.status))
+            if vtype.id == volume.volume_type_id:
+                raise exception.InvalidInput(
+                    reason="New volume_type same as original: %s."
+                    % new_type)
+            multiattach = is_true_spec(
+                {s.key: s.value for s in vtype.extra_specs}.get(
+                    MULTIATTACH_SPEC))
+            if multiattach != bool(volume.multiattach) and \
+                    volume.status != states.AVAILABLE:
+                raise exception.InvalidVolume(
+                    reason="Volume %s must be available to change "
+                           "multiattach with a retype." % volume_id)
+            if not db.volume_conditional_update(
+                    session, volume_id,
+                    {"volume_type_id": vtype.id, "multiattach": multiattach},
+                    (volume.status,)):
+                raise exception.InvalidVolume(
+                    reason="Volume %s changed status during the retype."
+                    % volume_id)
+        LOG.info("Volume %s retyped to %s (migration policy %s)",
+                 volume_id, vtype.name, migration_policy)
 
     # --- volume types ---
 
@@ -141,25 +265,25 @@ class VolumeAPI:
         """:raises VolumeTypeNotFound: missing, or private and ``ctx`` is
         not an admin."""
         with self.database.read() as session:
-            return db.volume_type_get_by_name_or_id(
+            return types_db.volume_type_get_by_name_or_id(
                 session, type_id, include_private=ctx.is_admin)
 
     def type_get_default(self, ctx):
         """The configured default type, shown to everyone (upstream reads
         it with an admin context)."""
         with self.database.read() as session:
-            return db.volume_type_get_by_name_or_id(
+            return types_db.volume_type_get_by_name_or_id(
                 session, self.conf.default_volume_type)
 
     def type_get_all(self, ctx):
         with self.database.read() as session:
-            return db.volume_type_get_all(session, ctx.is_admin)
+            return types_db.volume_type_get_all(session, ctx.is_admin)
 
     def type_create(self, ctx, name, description=None, is_public=True,
                     extra_specs=None):
         require_admin(ctx, "volume_extension:types_manage")
         with self.database.write() as session:
-            return db.volume_type_create(session, {
+            return types_db.volume_type_create(session, {
                 "id": str(uuid.uuid4()), "name": name,
                 "description": description, "is_public": is_public,
             }, extra_specs or {})
@@ -167,24 +291,63 @@ class VolumeAPI:
     def type_delete(self, ctx, type_id):
         require_admin(ctx, "volume_extension:types_manage")
         with self.database.write() as session:
-            vtype = db.volume_type_get(session, type_id)
+            vtype = types_db.volume_type_get(session, type_id)
             if vtype.name == self.conf.default_volume_type:
                 raise exception.InvalidInput(
                     reason="Default volume type can not be deleted")
-            if db.volume_type_in_use(session, type_id):
+            if types_db.volume_type_in_use(session, type_id):
                 raise exception.InvalidVolumeType(
                     reason="Volume Type %s deletion is not allowed with "
                            "volumes present with the type." % type_id)
-            db.volume_type_destroy(session, type_id)
+            types_db.volume_type_destroy(session, type_id)
 
     def type_set_extra_specs(self, ctx, type_id, extra_specs):
         require_admin(ctx, "volume_extension:types_extra_specs:create")
         with self.database.write() as session:
-            db.volume_type_get(session, type_id)
-            if db.volume_type_in_use(session, type_id) and \
+            types_db.volume_type_get(session, type_id)
+            if types_db.volume_type_in_use(session, type_id) and \
                     MULTIATTACH_SPEC in extra_specs:
                 raise exception.InvalidVolumeType(
                     reason="multiattach cannot change while volumes of "
                            "type %s exist." % type_id)
-            db.volume_type_extra_specs_update(session, type_id, extra_specs)
+            types_db.volume_type_extra_specs_update(session, type_id,
+                                                    extra_specs)
         return self.type_get(ctx, type_id)
+
+    def type_update(self, ctx, type_id, name=None, description=None,
+                    is_public=None):
+        """Rename, re-describe or publish/hide a type.
+
+        :raises InvalidInput: the default type renamed (its name is
+            configuration, 400).
+        :raises VolumeTypeExists: the new name is taken (409).
+        """
+        require_admin(ctx, "volume_extension:types_manage")
+        with self.database.write() as session:
+            vtype = types_db.volume_type_get(session, type_id)
+            if name is not None and name != vtype.name and \
+                    vtype.name == self.conf.default_volume_type:
+                raise exception.InvalidInput(
+                    reason="The default volume type %s cannot be renamed "
+                           "([DEFAULT] default_volume_type names it)."
+                           % vtype.name)
+            values = {key: value for key, value in (
+                ("name", name), ("description", description),
+                ("is_public", is_public)) if value is not None}
+            types_db.volume_type_update(session, type_id, values)
+        return self.type_get(ctx, type_id)
+
+    def type_delete_extra_spec(self, ctx, type_id, key):
+        """:raises VolumeTypeExtraSpecsNotFound:"""
+        require_admin(ctx, "volume_extension:types_extra_specs:delete")
+        with self.database.write() as session:
+            types_db.volume_type_get(session, type_id)
+            if key == MULTIATTACH_SPEC and \
+                    types_db.volume_type_in_use(session, type_id):
+                raise exception.InvalidVolumeType(
+                    reason="multiattach cannot change while volumes of "
+                           "type %s exist." % type_id)
+            if not types_db.volume_type_extra_spec_delete(session, type_id,
+                                                          key):
+                raise exception.VolumeTypeExtraSpecsNotFound(
+                    volume_type_id=type_id, extra_specs_key=key)

@@ -22,6 +22,7 @@ import uuid
 from minicinder import exception
 from minicinder.db import api as db
 from minicinder.volume import manager as volume_manager
+from minicinder.volume import metadata as volume_metadata
 from minicinder.volume import states
 from ministack import db as ms_db
 
@@ -110,11 +111,11 @@ class AttachmentAPI:
             return db.attachment_get(session, ctx, attachment_id)
 
     def get_all(self, ctx, filters, all_tenants=False, **page):
-        if all_tenants and not ctx.is_admin:
-            raise exception.PolicyNotAuthorized(
-                action="volume:attachment_get_all_tenants")
+        """``all_tenants`` from a non-admin is ignored, as upstream (its
+        own project's attachments are listed)."""
         with self.database.read() as session:
-            return db.attachment_get_all(session, ctx, filters, all_tenants,
+            return db.attachment_get_all(session, ctx, filters,
+                                         all_tenants and ctx.is_admin,
                                          **page)
 
     def create(self, ctx, volume_id, instance_uuid=None, connector=None,
@@ -127,6 +128,9 @@ class AttachmentAPI:
         """
         with self.database.write() as session:
             volume = db.volume_get(session, ctx, volume_id, for_update=True)
+            if attach_mode == "rw" and volume_metadata.is_readonly(volume):
+                raise exception.InvalidVolumeAttachMode(mode=attach_mode,
+                                                        volume_id=volume_id)
             if "error" in volume.status:
                 raise exception.InvalidVolume(
                     reason="Volume %s status must be available or "
@@ -180,8 +184,10 @@ class AttachmentAPI:
                 self._check_connectable(volume, attachment)
                 had_connector = attachment.connector is not None
                 mode = attachment.attach_mode
+                readonly = volume_metadata.is_readonly(volume)
             if mode not in ("rw", "ro"):
-                mode = connector.get("mode") or "rw"
+                # A read-only volume is always connected read-only.
+                mode = "ro" if readonly else connector.get("mode") or "rw"
             conn_info = self.manager.connect(volume_id, connector)
             conn_info["data"]["access_mode"] = mode
             flat = flatten_connection_info(conn_info, attachment_id,

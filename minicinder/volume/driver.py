@@ -98,6 +98,16 @@ class VolumeDriver(abc.ABC):
         """
 
     @abc.abstractmethod
+    def extend_volume(self, volume, new_size):
+        """Grow ``volume``'s device to ``new_size`` GiB (larger than
+        ``volume.size``), keeping its data. Any export is removed first
+        (it serves the old device); the next connection exports the grown
+        one.
+
+        :returns: model updates (``provider_location: None``).
+        """
+
+    @abc.abstractmethod
     def create_export(self, volume):
         """Export ``volume`` (idempotent). CHAP credentials are reused from
         ``volume.provider_auth`` or generated.

@@ -43,6 +43,15 @@ class FakeDriver(driver.VolumeDriver):
         if self.volumes.pop(volume.id, None) is not None:
             self.wiped.append(volume.id)
 
+    def extend_volume(self, volume, new_size):
+        self._maybe_fail("extend_volume")
+        if volume.id not in self.volumes:
+            raise exception.VolumeBackendError(
+                reason="volume %s has no device" % volume.id)
+        self.exports.pop(volume.id, None)
+        self.volumes[volume.id] = new_size
+        return {"provider_location": None}
+
     def create_export(self, volume):
         self._maybe_fail("create_export")
         if volume.id not in self.volumes:

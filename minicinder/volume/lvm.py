@@ -122,6 +122,20 @@ class LVM:
         LOG.info("Creating LV %s (%s GiB)", self._lv(name), size_gb)
         self._lvm("lvcreate", *args, self.vg_name)
 
+    def extend_volume(self, name, size_gb):
+        """Grow LV ``name`` to ``size_gb`` GiB.
+
+        Without device-mapper the LV must stay one run of extents (a loop
+        device maps exactly one), so the new extents must directly follow
+        it; when they are taken lvextend refuses and nothing changes.
+        Release the LV's loop devices first: they map the old range.
+        """
+        args = ["-L", "%dg" % size_gb]
+        if not self.device_mapper:
+            args.extend(["--alloc", "contiguous"])
+        LOG.info("Extending LV %s to %s GiB", self._lv(name), size_gb)
+        self._lvm("lvextend", *args, self._lv(name))
+
     def delete_volume(self, name):
         """Remove LV ``name`` and any loop over it (missing LV: no-op).
 

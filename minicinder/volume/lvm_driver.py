@@ -127,6 +127,18 @@ class LVMTgtDriver(driver.VolumeDriver):
             self.vg.delete_volume(name)
         self._devices.pop(name, None)
 
+    @translate_errors
+    def extend_volume(self, volume, new_size):
+        """Target, then loop devices (both hold the old extent range),
+        then the LV; the next connection exports the grown device."""
+        name = self._name(volume)
+        self._remove_target(volume)
+        self.vg.release_device(name)
+        self._devices.pop(name, None)
+        self.vg.extend_volume(name, new_size)
+        self._device(name)
+        return {"provider_location": None}
+
     # --- exports ---
 
     @translate_errors

@@ -50,6 +50,11 @@ class InlineExecutor:
         pass
 
 
+# Statuses in which the backend job owns the device (the export check
+# leaves such a volume's export alone).
+_BUSY_DEVICE = (states.CREATING, states.DELETING, states.EXTENDING)
+
+
 def volume_lock(volume_id):
     """The in-process lock serialising export changes of one volume."""
     return lockutils.lock("minicinder-volume-%s" % volume_id)
@@ -91,6 +96,10 @@ class VolumeManager:
                 self._transition(ref.id, "create_failed")
             elif status == states.DELETING:
                 self.executor.submit(self.delete_volume, ref.id)
+            elif status == states.EXTENDING:
+                LOG.warning("Volume %s was being extended when the service "
+                            "stopped; marking it error_extending", ref.id)
+                self._transition(ref.id, "extend_failed")
             elif ref.provider_location:
                 try:
                     self._ensure_export(ref, initiators)
@@ -141,7 +150,7 @@ class VolumeManager:
         expected = [(ref, initiators) for ref, status, initiators in
                     self._volumes_and_initiators()
                     if ref.provider_location and status not in
-                    (states.CREATING, states.DELETING)]
+                    _BUSY_DEVICE]
         if not expected:
             return []
         rebuilt = []
@@ -151,8 +160,7 @@ class VolumeManager:
                 if current is None:
                     continue
                 ref, status, initiators = current
-                if not ref.provider_location or status in (
-                        states.CREATING, states.DELETING):
+                if not ref.provider_location or status in _BUSY_DEVICE:
                     continue
                 try:
                     self._ensure_export(ref, initiators)
@@ -176,6 +184,9 @@ class VolumeManager:
 
     def delete_volume_async(self, volume_id):
         return self.executor.submit(self.delete_volume, volume_id)
+
+    def extend_volume_async(self, volume_id, new_size):
+        return self.executor.submit(self.extend_volume, volume_id, new_size)
 
     def create_volume(self, volume_id):
         """creating -> available, or error with the reason logged."""
@@ -209,6 +220,24 @@ class VolumeManager:
             with self.database.write() as session:
                 db.volume_soft_delete(session, volume_id)
         LOG.info("Volume %s deleted", volume_id)
+
+    def extend_volume(self, volume_id, new_size):
+        """extending -> available at ``new_size`` GiB, or error_extending
+        (the device keeps its old size)."""
+        with volume_lock(volume_id):
+            ref = self._ref(volume_id)
+            try:
+                update = self.driver.extend_volume(ref, new_size) or {}
+            except Exception as exc:
+                LOG.error("Volume %s could not be extended to %s GiB: %s",
+                          volume_id, new_size, exc)
+                self._transition(volume_id, "extend_failed")
+                return
+            update["size"] = new_size
+            if not self._transition(volume_id, "extend_done", update):
+                LOG.warning("Volume %s left 'extending' during the extend",
+                            volume_id)
+        LOG.info("Volume %s extended to %s GiB", volume_id, new_size)
 
     # --- connections (synchronous, called under volume_lock) ---
 

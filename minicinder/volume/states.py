@@ -23,12 +23,14 @@ ERROR_DELETING = "error_deleting"  # delete failed; retry the delete
 ERROR_ATTACHING = "error_attaching"
 ERROR_DETACHING = "error_detaching"
 MAINTENANCE = "maintenance"      # admin-set; blocks connections
+EXTENDING = "extending"          # the backend is growing the volume
+ERROR_EXTENDING = "error_extending"  # the grow failed; see the log
 DOWNLOADING = "downloading"      # never set here (no image service yet)
 
 VOLUME_STATUSES = (CREATING, AVAILABLE, RESERVED, ATTACHING, IN_USE,
                    DETACHING, DELETING, ERROR, ERROR_DELETING,
                    ERROR_ATTACHING, ERROR_DETACHING, MAINTENANCE,
-                   DOWNLOADING)
+                   DOWNLOADING, EXTENDING, ERROR_EXTENDING)
 
 # --- attachment.attach_status and volume.attach_status -------------------
 ATT_RESERVED = "reserved"
@@ -49,7 +51,9 @@ ATTACH_STATUSES = (ATT_RESERVED, ATT_ATTACHING, ATT_ATTACHED, ATT_DETACHED,
 
 # Volume statuses from which DELETE is accepted (upstream's list).
 DELETABLE = (AVAILABLE, ERROR, ERROR_DELETING, "error_restoring",
-             "error_extending", "error_managing")
+             ERROR_EXTENDING, "error_managing")
+# os-force_delete (admin) takes a volume in any status but deleting.
+FORCE_DELETABLE = tuple(s for s in VOLUME_STATUSES if s != DELETING)
 
 
 class Transition(typing.NamedTuple):
@@ -71,6 +75,15 @@ VOLUME_TRANSITIONS = {
     ("create_failed", False): Transition((CREATING,), ERROR),
     ("delete", False): Transition(DELETABLE, DELETING),
     ("delete_failed", False): Transition((DELETING,), ERROR_DELETING),
+    ("force_delete", False): Transition(
+        FORCE_DELETABLE, DELETING,
+        expected_attach=tuple(s for s in ATTACH_STATUSES
+                              if s != ATT_ATTACHED)),
+    # os-extend: an available volume grows (not attached ones: 3.42's
+    # extend of an in-use volume needs nova's event and is not built)
+    ("extend", False): Transition((AVAILABLE,), EXTENDING),
+    ("extend_done", False): Transition((EXTENDING,), AVAILABLE),
+    ("extend_failed", False): Transition((EXTENDING,), ERROR_EXTENDING),
     # attachments API (3.27+): POST without connector reserves...
     ("reserve", False): Transition((AVAILABLE, DOWNLOADING), RESERVED),
     ("reserve", True): Transition((AVAILABLE, IN_USE, DOWNLOADING), RESERVED),

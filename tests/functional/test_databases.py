@@ -30,6 +30,7 @@ from minicinder.db import api as cinder_api
 from minicinder.db import models as cinder_models
 from minicinder.db import reads as cinder_reads
 from minicinder.db import session as cinder_session
+from minicinder.db import types as cinder_types
 from minicompute import exception as nova_exception
 from ministack import context
 from ministack import db
@@ -263,7 +264,7 @@ def _exercise_cinder(database):
     ctx = _ctx(project)
     volume_id = str(uuid.uuid4())
     with database.write() as session:
-        vtype = cinder_api.volume_type_create(
+        vtype = cinder_types.volume_type_create(
             session, {"id": str(uuid.uuid4()),
                       "name": "lvm-" + uuid.uuid4().hex[:6]},
             {"volume_backend_name": "lvmdriver-1"})
@@ -273,7 +274,7 @@ def _exercise_cinder(database):
             "display_name": "v1", "volume_type_id": vtype.id,
             "host": "h@lvmdriver-1#lvmdriver-1"}, metadata={"k": "v"})
     with database.read() as session:
-        assert cinder_api.volume_type_in_use(session, vtype.id)
+        assert cinder_types.volume_type_in_use(session, vtype.id)
 
     # CAS that succeeds, then one that fails (status no longer creating).
     with database.write() as session:

@@ -1,0 +1,65 @@
+"""``/v3/{project_id}/os-quota-sets/{target}``: show (``?usage=True``),
+defaults, update and delete a project's block storage quotas."""
+
+import flask
+
+from minicinder import exception
+from minicinder.api import common
+from minicinder.api import validation
+from minicinder.volume import quotas
+
+bp = flask.Blueprint("quota_sets", __name__, url_prefix="/v3/<project_id>")
+bp.url_value_preprocessor(common.drop_project)
+
+_limit = {"type": ["integer", "string"], "pattern": "^-?[0-9]+$",
+          "minimum": -1, "maximum": 2147483647}
+update_body = {
+    "type": "object",
+    "properties": {"quota_set": {
+        "type": "object",
+        "properties": dict({name: _limit for name in quotas.RESOURCES},
+                           tenant_id={"type": "string"}),
+        "additionalProperties": False}},
+    "required": ["quota_set"], "additionalProperties": False}
+
+
+def _api():
+    return common.services().quotas
+
+
+@bp.get("/os-quota-sets/<target>")
+def show(target):
+    params = validation.query(("usage",))
+    usage = validation.boolean(params.get("usage", False), "usage")
+    quota_set = _api().get(common.context(), target, usage=usage)
+    return flask.jsonify({"quota_set": dict(quota_set, id=target)})
+
+
+@bp.get("/os-quota-sets/<target>/defaults")
+def defaults(target):
+    validation.query(())
+    return flask.jsonify({"quota_set": dict(
+        _api().defaults(common.context(), target), id=target)})
+
+
+@bp.put("/os-quota-sets/<target>")
+def update(target):
+    body = validation.body(update_body, common.max_body())["quota_set"]
+    body.pop("tenant_id", None)
+    values = {}
+    for name, value in body.items():
+        text = str(value)
+        if len(text.lstrip("-")) > 10 or int(text) < -1 or \
+                int(text) > _limit["maximum"]:
+            raise exception.InvalidInput(
+                reason="Quota limit %s for %s must be -1 or more."
+                % (value, name))
+        values[name] = int(text)
+    return flask.jsonify({"quota_set": _api().update(
+        common.context(), target, values)})
+
+
+@bp.delete("/os-quota-sets/<target>")
+def delete(target):
+    _api().delete(common.context(), target)
+    return "", 200
