@@ -8,6 +8,7 @@ Hierarchy (``code`` is the HTTP status the API layer renders)::
      │    ├── InvalidVolumeAttachment
      │    ├── InvalidVolumeType
      │    ├── InvalidVolumeAttachMode   rw asked of a read-only volume
+     │    ├── InvalidAuthKey            a transfer accepted with a wrong key
      │    └── InvalidConnector          connector lacks what the driver needs
      ├── Forbidden (403)                 PolicyNotAuthorized
      ├── NotFound (404)
@@ -15,9 +16,11 @@ Hierarchy (``code`` is the HTTP status the API layer renders)::
      │    ├── SnapshotNotFound / BackupNotFound / GroupNotFound /
      │    │   ConsistencyGroupNotFound  (none ever exist here)
      │    ├── VolumeMetadataNotFound / VolumeTypeExtraSpecsNotFound /
+     │    │   VolumeTypeAccessNotFound / TransferNotFound /
      │    │   ServiceNotFound
      │    └── VersionNotFoundForAPIMethod   route below its microversion
      ├── Conflict (409)                  ResourceConflict, VolumeTypeExists,
+     │                                   VolumeTypeAccessExists,
      │                                   ConflictNovaUsingAttachment,
      │                                   ConflictNovaNotAsked
      ├── RequestTooLarge (413)
@@ -50,6 +53,10 @@ class InvalidVolumeAttachMode(base.Invalid):
                "%(volume_id)s.")
 
 
+class InvalidAuthKey(base.Invalid):
+    msg_fmt = "Attempt to transfer %(transfer_id)s with invalid auth key."
+
+
 class InvalidConnector(base.Invalid):
     msg_fmt = "Connector doesn't have required information: %(missing)s"
 
@@ -77,6 +84,15 @@ class VolumeTypeNotFoundByName(VolumeTypeNotFound):
 class VolumeTypeExtraSpecsNotFound(base.NotFound):
     msg_fmt = ("Volume Type %(volume_type_id)s has no extra specs with key "
                "%(extra_specs_key)s.")
+
+
+class VolumeTypeAccessNotFound(base.NotFound):
+    msg_fmt = ("Volume type access not found for %(volume_type_id)s / "
+               "%(project_id)s combination.")
+
+
+class TransferNotFound(base.NotFound):
+    msg_fmt = "Transfer %(transfer_id)s could not be found."
 
 
 class SnapshotNotFound(base.NotFound):
@@ -131,6 +147,11 @@ class ConflictNovaNotAsked(base.Conflict):
 
 class VolumeTypeExists(base.Conflict):
     msg_fmt = "Volume Type %(name)s already exists."
+
+
+class VolumeTypeAccessExists(base.Conflict):
+    msg_fmt = ("Volume type access for %(volume_type_id)s / "
+               "%(project_id)s combination already exists.")
 
 
 class QuotaError(base.MinistackException):

@@ -23,6 +23,8 @@ from minicinder.api import limits
 from minicinder.api import microversions as mv
 from minicinder.api import quota_sets
 from minicinder.api import services
+from minicinder.api import transfers
+from minicinder.api import type_access
 from minicinder.api import versions
 from minicinder.api import volume_actions
 from minicinder.api import volume_metadata
@@ -31,6 +33,7 @@ from minicinder.api import volumes
 from minicinder.volume import metadata as metadata_api
 from minicinder.volume import quota_api
 from minicinder.volume import service_api
+from minicinder.volume import transfer_api
 from ministack import config
 from ministack import microversion
 from ministack import wsgi
@@ -41,17 +44,15 @@ _GENERIC_500 = ("The server has either erred or is incapable of performing "
                 "the requested operation.")
 
 
-def create_app(conf, volume_api, attachment_api, actions,
-               token_validator=None):
+def create_app(conf, volume_api, attachment_api, actions):
     """Build the WSGI app (already wrapped in the context middleware).
 
     The metadata, services and quota APIs are built here on the volume
     API's database.
 
-    :param token_validator: the
-        :class:`ministack.identity.middleware.TokenValidator` used with
-        ``auth_strategy = keystone``; built from ``[identity]`` when not
-        given (``KeyFileInvalid``, a ConfigError, when the key is unusable).
+    With ``auth_strategy = keystone`` keystonemiddleware validates the
+    tokens, configured by ``[keystone_authtoken]`` (a ConfigError when it
+    cannot be).
     """
     app = flask.Flask("minicinder")
     app.json.sort_keys = False
@@ -62,20 +63,19 @@ def create_app(conf, volume_api, attachment_api, actions,
         actions=actions, max_body=max_body,
         metadata=metadata_api.VolumeMetadataAPI(database),
         service_api=service_api.ServiceAPI(database, conf),
-        quotas=quota_api.QuotaAPI(database, conf))
+        quotas=quota_api.QuotaAPI(database, conf),
+        transfers=transfer_api.TransferAPI(database, conf))
     # Upstream's routes have no trailing slash: /volumes/ is a 404 (not
     # the list), except version discovery (versions.py takes both).
     app.url_map.strict_slashes = True
     for blueprint in (versions.bp, volumes.bp, volume_types.bp,
                       attachments.bp, volume_actions.bp, volume_metadata.bp,
                       limits.bp, extensions.bp, availability_zones.bp,
-                      services.bp, quota_sets.bp):
+                      services.bp, quota_sets.bp, type_access.bp,
+                      transfers.bp):
         app.register_blueprint(blueprint)
     if conf.auth_strategy == "noauth":
         app.before_request(_noauth_service_token)
-    elif token_validator is None:
-        from ministack.identity import middleware
-        token_validator = middleware.TokenValidator.from_conf(conf)
     app.before_request(_negotiate_version)
     app.before_request(_check_url_project)
     app.after_request(_version_headers)
@@ -86,7 +86,7 @@ def create_app(conf, volume_api, attachment_api, actions,
     app.register_error_handler(Exception, _unexpected_fault)
     return wsgi.ContextMiddleware(app, project_re=r"^/v3/([^/]+)",
                                   auth_strategy=conf.auth_strategy,
-                                  token_validator=token_validator,
+                                  conf=conf,
                                   max_request_body_size=max_body)
 
 

@@ -18,7 +18,9 @@ update_body = {
     "properties": {"quota_set": {
         "type": "object",
         "properties": dict({name: _limit for name in quotas.RESOURCES},
-                           tenant_id={"type": "string"}),
+                           tenant_id={"type": "string"},
+                           skip_validation={
+                               "type": ["boolean", "string"]}),
         "additionalProperties": False}},
     "required": ["quota_set"], "additionalProperties": False}
 
@@ -46,6 +48,8 @@ def defaults(target):
 def update(target):
     body = validation.body(update_body, common.max_body())["quota_set"]
     body.pop("tenant_id", None)
+    skip_validation = validation.boolean(body.pop("skip_validation", True),
+                                         "skip_validation")
     values = {}
     for name, value in body.items():
         text = str(value)
@@ -56,7 +60,7 @@ def update(target):
                 % (value, name))
         values[name] = int(text)
     return flask.jsonify({"quota_set": _api().update(
-        common.context(), target, values)})
+        common.context(), target, values, skip_validation)})
 
 
 @bp.delete("/os-quota-sets/<target>")

@@ -19,7 +19,7 @@ metadata = {"type": ["object", "null"],
             "propertyNames": {"minLength": 1, "maxLength": 255}}
 
 
-def _one(key, body, required=None):
+def one(key, body, required=None):
     """``{key: {...body...}}`` with both levels closed."""
     return {"type": "object",
             "properties": {key: {"type": "object", "properties": body,
@@ -30,7 +30,7 @@ def _one(key, body, required=None):
 
 # --- attachments ---
 
-attachment_create = _one("attachment", {
+attachment_create = one("attachment", {
     "volume_uuid": uuid,
     # cinderclient sends null when no instance is given.
     "instance_uuid": nullable_uuid,
@@ -43,7 +43,7 @@ attachment_create_v354 = copy.deepcopy(attachment_create)
 attachment_create_v354["properties"]["attachment"]["properties"]["mode"] = {
     "type": ["string", "null"], "enum": ["rw", "ro", None]}
 
-attachment_update = _one("attachment", {
+attachment_update = one("attachment", {
     "connector": dict(connector, minProperties=1),
 }, required=["connector"])
 
@@ -56,7 +56,7 @@ attachment_complete = {
 volume_size = {"type": ["integer", "string"], "pattern": "^[0-9]+$",
                "minimum": 1, "maximum": 2147483647}
 
-volume_create = _one("volume", {
+volume_create = one("volume", {
     "size": volume_size,
     "name": name, "description": name,
     "display_name": name, "display_description": name,
@@ -72,7 +72,7 @@ volume_create = _one("volume", {
 volume_create["properties"]["OS-SCH-HNT:scheduler_hints"] = {
     "type": ["object", "null"]}
 
-volume_update = _one("volume", {
+volume_update = one("volume", {
     "name": name, "description": name,
     "display_name": name, "display_description": name,
     "metadata": metadata,
@@ -85,14 +85,14 @@ extra_specs = {"type": "object",
                "additionalProperties": {"type": "string", "maxLength": 255},
                "propertyNames": {"minLength": 1, "maxLength": 255}}
 
-volume_type_create = _one("volume_type", {
+volume_type_create = one("volume_type", {
     "name": {"type": "string", "minLength": 1, "maxLength": 255},
     "description": name,
     "os-volume-type-access:is_public": {"type": "boolean"},
     "extra_specs": extra_specs,
 }, required=["name"])
 
-volume_type_update = _one("volume_type", {
+volume_type_update = one("volume_type", {
     "name": {"type": ["string", "null"], "maxLength": 255},
     "description": name,
     "is_public": {"type": ["boolean", "string", "null"]},

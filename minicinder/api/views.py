@@ -29,7 +29,7 @@ def _host_url(scheme, host):
     return werkzeug.sansio.utils.get_current_url(scheme, host).rstrip("/")
 
 
-def _links(project_id, collection, item_id):
+def links(project_id, collection, item_id):
     request = flask.request
     base = _host_url(request.scheme, request.host)
     return [{"href": "%s/v3/%s/%s/%s" % (base, project_id, collection,
@@ -43,7 +43,7 @@ def _links(project_id, collection, item_id):
 
 def volume_summary(volume):
     return {"id": volume.id, "name": volume.display_name,
-            "links": _links(volume.project_id, "volumes", volume.id)}
+            "links": links(volume.project_id, "volumes", volume.id)}
 
 
 def volume_attachments(volume, ctx):
@@ -82,7 +82,7 @@ def volume_detail(volume, ctx, version, extended=True):
         "snapshot_id": volume.snapshot_id,
         "source_volid": volume.source_volid,
         "metadata": volume_metadata.visible_metadata(volume),
-        "links": _links(volume.project_id, "volumes", volume.id),
+        "links": links(volume.project_id, "volumes", volume.id),
         "user_id": volume.user_id,
         "bootable": str(bool(volume.bootable)).lower(),
         "encrypted": bool(volume.encryption_key_id),

@@ -165,6 +165,16 @@ def volume_soft_delete(session, volume_id):
                             status=states.DELETED, provider_location=None))
 
 
+def volumes_rehost(session, old_host, new_host):
+    """Move live volumes recorded at ``old_host`` to ``new_host``
+    (upstream's ``cinder-manage volume update_host``). :returns: how many."""
+    return session.execute(
+        sa.update(models.Volume)
+        .where(models.Volume.host == old_host,
+               models.Volume.deleted.is_(False))
+        .values(host=new_host)).rowcount
+
+
 def volumes_for_host(session, host):
     """Live volumes this host's backends own (for start-up recovery):
     ``host@backend#pool``, or plain ``host`` as older rows recorded it."""

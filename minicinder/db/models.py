@@ -198,3 +198,34 @@ class Quota(Base, CinderBase):
     project_id = sa.Column(sa.String(255), index=True)
     resource = sa.Column(sa.String(255), nullable=False)
     hard_limit = sa.Column(sa.Integer)
+
+
+class VolumeTypeProjects(Base, CinderBase):
+    """A project allowed to use a private volume type (upstream's
+    ``volume_type_projects``)."""
+
+    __tablename__ = "volume_type_projects"
+
+    id = sa.Column(sa.Integer, primary_key=True)
+    volume_type_id = sa.Column(sa.String(36),
+                               sa.ForeignKey("volume_types.id"),
+                               nullable=False, index=True)
+    project_id = sa.Column(sa.String(255))
+
+
+class Transfer(Base, CinderBase):
+    """An offer to give a volume to another project (``transfers``): the
+    receiver needs the transfer id and the auth key, of which only a
+    salted hash is kept."""
+
+    __tablename__ = "transfers"
+
+    id = sa.Column(sa.String(36), primary_key=True)
+    volume_id = sa.Column(sa.String(36), sa.ForeignKey("volumes.id"),
+                          nullable=False, index=True)
+    display_name = sa.Column(sa.String(255))
+    salt = sa.Column(sa.String(255))
+    crypt_hash = sa.Column(sa.String(255))
+    source_project_id = sa.Column(sa.String(255))
+    destination_project_id = sa.Column(sa.String(255))
+    accepted = sa.Column(sa.Boolean, default=False)

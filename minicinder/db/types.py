@@ -37,20 +37,30 @@ def volume_type_get_by_name(session, name):
     return vtype
 
 
+def _has_access(session, type_id, project_id):
+    return project_id is not None and session.scalars(
+        sa.select(models.VolumeTypeProjects.id).where(
+            models.VolumeTypeProjects.volume_type_id == type_id,
+            models.VolumeTypeProjects.project_id == project_id,
+            models.VolumeTypeProjects.deleted.is_(False))).first() \
+        is not None
+
+
 def volume_type_get_by_name_or_id(session, name_or_id,
-                                  include_private=True):
+                                  include_private=True, project_id=None):
     """The type a client named by id or by name (cinder's
     ``volume_types.get_by_name_or_id``): a UUID-like value is tried as an
     id, then as a name, and a miss is :class:`VolumeTypeNotFound`; any
     other value is a name (:class:`VolumeTypeNotFoundByName`).
 
-    :param include_private: False for a caller without access to private
-        types (ministack has no per-project type access: only admins
-        have it); a private type is then exactly as absent as a missing
-        one, for a lookup by id and by name alike.
+    :param include_private: False for a caller who is not an admin; a
+        private type is then visible only to the projects on its access
+        list (``project_id``), and to others exactly as absent as a
+        missing one, for a lookup by id and by name alike.
     """
     def visible(vtype):
-        if not include_private and not vtype.is_public:
+        if not include_private and not vtype.is_public and \
+                not _has_access(session, vtype.id, project_id):
             raise exception.VolumeTypeNotFound(volume_type_id=name_or_id)
         return vtype
 
@@ -71,11 +81,50 @@ def volume_type_get_by_name_or_id(session, name_or_id,
             volume_type_name=name_or_id) from None
 
 
-def volume_type_get_all(session, include_private=False):
+def volume_type_get_all(session, include_private=False, project_id=None):
+    """Live types: public ones, the private ones ``project_id`` has
+    access to, or with ``include_private`` all."""
     query = _types().where(models.VolumeType.deleted.is_(False))
     if not include_private:
-        query = query.where(models.VolumeType.is_public.is_(True))
+        query = query.where(sa.or_(
+            models.VolumeType.is_public.is_(True),
+            models.VolumeType.id.in_(
+                sa.select(models.VolumeTypeProjects.volume_type_id).where(
+                    models.VolumeTypeProjects.project_id == project_id,
+                    models.VolumeTypeProjects.deleted.is_(False)))))
     return list(session.scalars(query.order_by(models.VolumeType.name)))
+
+
+def volume_type_access_get_all(session, type_id):
+    """Projects on a type's access list."""
+    return list(session.scalars(
+        sa.select(models.VolumeTypeProjects.project_id).where(
+            models.VolumeTypeProjects.volume_type_id == type_id,
+            models.VolumeTypeProjects.deleted.is_(False))
+        .order_by(models.VolumeTypeProjects.id)))
+
+
+def volume_type_access_add(session, type_id, project_id):
+    """:raises VolumeTypeAccessExists: already on the list (409)."""
+    if _has_access(session, type_id, project_id):
+        raise exception.VolumeTypeAccessExists(volume_type_id=type_id,
+                                               project_id=project_id)
+    session.add(models.VolumeTypeProjects(volume_type_id=type_id,
+                                          project_id=project_id))
+    session.flush()
+
+
+def volume_type_access_remove(session, type_id, project_id):
+    """:raises VolumeTypeAccessNotFound: not on the list (404)."""
+    removed = session.execute(
+        sa.update(models.VolumeTypeProjects)
+        .where(models.VolumeTypeProjects.volume_type_id == type_id,
+               models.VolumeTypeProjects.project_id == project_id,
+               models.VolumeTypeProjects.deleted.is_(False))
+        .values(deleted=True, deleted_at=utcnow())).rowcount
+    if not removed:
+        raise exception.VolumeTypeAccessNotFound(volume_type_id=type_id,
+                                                 project_id=project_id)
 
 
 def volume_type_create(session, values, extra_specs):

@@ -16,12 +16,14 @@ from minicinder.db import services as services_db
 from minicinder.db import types as types_db
 from minicinder.volume import quotas
 from minicinder.volume import service_record
+from minicinder.volume import type_api
 from minicinder.volume import states
 from ministack import db as ms_db
 
 LOG = logging.getLogger(__name__)
 
-MULTIATTACH_SPEC = "multiattach"
+MULTIATTACH_SPEC = type_api.MULTIATTACH_SPEC
+require_admin = type_api.require_admin
 
 
 def is_true_spec(value):
@@ -29,13 +31,9 @@ def is_true_spec(value):
     return str(value).strip().lower() in ("<is> true", "true")
 
 
-def require_admin(ctx, action):
-    if not ctx.is_admin:
-        raise exception.PolicyNotAuthorized(action=action)
-
-
-class VolumeAPI:
-    """Volumes and types. Attachments live in ``volume/attachments.py``."""
+class VolumeAPI(type_api.VolumeTypeMethods):
+    """Volumes, and types (:class:`~minicinder.volume.type_api.
+    VolumeTypeMethods`). Attachments live in ``volume/attachments.py``."""
 
     def __init__(self, database, manager, conf, service=None):
         """:param service: the volume service's
@@ -70,7 +68,8 @@ class VolumeAPI:
         with self.database.write() as session:
             if volume_type:
                 vtype = types_db.volume_type_get_by_name_or_id(
-                    session, volume_type, include_private=ctx.is_admin)
+                    session, volume_type, include_private=ctx.is_admin,
+                    project_id=ctx.project_id)
             else:
                 vtype = types_db.volume_type_get_by_name_or_id(
                     session, self.conf.default_volume_type)
@@ -231,7 +230,8 @@ class VolumeAPI:
         with self.database.write() as session:
             volume = db.volume_get(session, ctx, volume_id, for_update=True)
             vtype = types_db.volume_type_get_by_name_or_id(
-                session, new_type, include_private=ctx.is_admin)
+                session, new_type, include_private=ctx.is_admin,
+                project_id=ctx.project_id)
             if volume.status not in (states.AVAILABLE, states.IN_USE):
                 raise exception.InvalidVolume(
                     reason="Volume %s status must be available or in-use "
@@ -258,96 +258,3 @@ class VolumeAPI:
                     % volume_id)
         LOG.info("Volume %s retyped to %s (migration policy %s)",
                  volume_id, vtype.name, migration_policy)
-
-    # --- volume types ---
-
-    def type_get(self, ctx, type_id):
-        """:raises VolumeTypeNotFound: missing, or private and ``ctx`` is
-        not an admin."""
-        with self.database.read() as session:
-            return types_db.volume_type_get_by_name_or_id(
-                session, type_id, include_private=ctx.is_admin)
-
-    def type_get_default(self, ctx):
-        """The configured default type, shown to everyone (upstream reads
-        it with an admin context)."""
-        with self.database.read() as session:
-            return types_db.volume_type_get_by_name_or_id(
-                session, self.conf.default_volume_type)
-
-    def type_get_all(self, ctx):
-        with self.database.read() as session:
-            return types_db.volume_type_get_all(session, ctx.is_admin)
-
-    def type_create(self, ctx, name, description=None, is_public=True,
-                    extra_specs=None):
-        require_admin(ctx, "volume_extension:types_manage")
-        with self.database.write() as session:
-            return types_db.volume_type_create(session, {
-                "id": str(uuid.uuid4()), "name": name,
-                "description": description, "is_public": is_public,
-            }, extra_specs or {})
-
-    def type_delete(self, ctx, type_id):
-        require_admin(ctx, "volume_extension:types_manage")
-        with self.database.write() as session:
-            vtype = types_db.volume_type_get(session, type_id)
-            if vtype.name == self.conf.default_volume_type:
-                raise exception.InvalidInput(
-                    reason="Default volume type can not be deleted")
-            if types_db.volume_type_in_use(session, type_id):
-                raise exception.InvalidVolumeType(
-                    reason="Volume Type %s deletion is not allowed with "
-                           "volumes present with the type." % type_id)
-            types_db.volume_type_destroy(session, type_id)
-
-    def type_set_extra_specs(self, ctx, type_id, extra_specs):
-        require_admin(ctx, "volume_extension:types_extra_specs:create")
-        with self.database.write() as session:
-            types_db.volume_type_get(session, type_id)
-            if types_db.volume_type_in_use(session, type_id) and \
-                    MULTIATTACH_SPEC in extra_specs:
-                raise exception.InvalidVolumeType(
-                    reason="multiattach cannot change while volumes of "
-                           "type %s exist." % type_id)
-            types_db.volume_type_extra_specs_update(session, type_id,
-                                                    extra_specs)
-        return self.type_get(ctx, type_id)
-
-    def type_update(self, ctx, type_id, name=None, description=None,
-                    is_public=None):
-        """Rename, re-describe or publish/hide a type.
-
-        :raises InvalidInput: the default type renamed (its name is
-            configuration, 400).
-        :raises VolumeTypeExists: the new name is taken (409).
-        """
-        require_admin(ctx, "volume_extension:types_manage")
-        with self.database.write() as session:
-            vtype = types_db.volume_type_get(session, type_id)
-            if name is not None and name != vtype.name and \
-                    vtype.name == self.conf.default_volume_type:
-                raise exception.InvalidInput(
-                    reason="The default volume type %s cannot be renamed "
-                           "([DEFAULT] default_volume_type names it)."
-                           % vtype.name)
-            values = {key: value for key, value in (
-                ("name", name), ("description", description),
-                ("is_public", is_public)) if value is not None}
-            types_db.volume_type_update(session, type_id, values)
-        return self.type_get(ctx, type_id)
-
-    def type_delete_extra_spec(self, ctx, type_id, key):
-        """:raises VolumeTypeExtraSpecsNotFound:"""
-        require_admin(ctx, "volume_extension:types_extra_specs:delete")
-        with self.database.write() as session:
-            types_db.volume_type_get(session, type_id)
-            if key == MULTIATTACH_SPEC and \
-                    types_db.volume_type_in_use(session, type_id):
-                raise exception.InvalidVolumeType(
-                    reason="multiattach cannot change while volumes of "
-                           "type %s exist." % type_id)
-            if not types_db.volume_type_extra_spec_delete(session, type_id,
-                                                          key):
-                raise exception.VolumeTypeExtraSpecsNotFound(
-                    volume_type_id=type_id, extra_specs_key=key)

@@ -42,17 +42,22 @@ class QuotaAPI:
         _may_read(ctx, project_id)
         return quotas.defaults(self.conf)
 
-    def update(self, ctx, project_id, values):
-        """Set the project's limits (each -1 or more, and not below what
-        the project already uses). :returns: all its limits.
+    def update(self, ctx, project_id, values, skip_validation=True):
+        """Set the project's limits (each -1 or more). :returns: all its
+        limits.
 
+        :param skip_validation: False refuses a limit below what the
+            project already uses (upstream's ``skip_validation``, which
+            defaults to True: a limit may be set below the usage, and
+            only new volumes are then refused).
         :raises InvalidInput: a limit below the current usage (400).
         """
         volume_api.require_admin(ctx, "volume_extension:quotas:update")
         with self.database.write() as session:
             in_use = quotas.usage(session, project_id)
             for name, limit in values.items():
-                if name != "per_volume_gigabytes" and limit != -1 and \
+                if not skip_validation and \
+                        name != "per_volume_gigabytes" and limit != -1 and \
                         limit < in_use[name]:
                     raise exception.InvalidInput(
                         reason="Quota %s limit must be equal or greater "

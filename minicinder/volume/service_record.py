@@ -13,6 +13,7 @@ every volume on its one backend itself.
 import logging
 import threading
 
+from minicinder.db import api as volume_db
 from minicinder.db import services as db
 from ministack.db import utcnow
 
@@ -52,12 +53,22 @@ class ServiceRecord:
         self.uuid = None
 
     def register(self):
-        """Create or refresh the row; remembers its id and uuid."""
+        """Create or refresh the row; remembers its id and uuid.
+
+        Volumes an older minicinder recorded at the bare host name are
+        moved to this backend's pool (``host@backend#pool``), as
+        ``cinder-manage volume update_host`` would.
+        """
         with self.database.write() as session:
             service = db.service_register(
                 session, backend_host(self.conf), BINARY,
                 self.conf.storage_availability_zone)
             self.service_id, self.uuid = service.id, service.uuid
+            moved = volume_db.volumes_rehost(session, self.conf.host,
+                                             pool_host(self.conf))
+        if moved:
+            LOG.info("Recorded %d volume(s) of host %s at %s", moved,
+                     self.conf.host, pool_host(self.conf))
         LOG.info("Volume service %s@%s registered (%s)", self.conf.host,
                  self.conf.volume_backend_name, self.uuid)
         return self.uuid

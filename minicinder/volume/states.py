@@ -24,13 +24,15 @@ ERROR_ATTACHING = "error_attaching"
 ERROR_DETACHING = "error_detaching"
 MAINTENANCE = "maintenance"      # admin-set; blocks connections
 EXTENDING = "extending"          # the backend is growing the volume
+AWAITING_TRANSFER = "awaiting-transfer"  # offered to another project
 ERROR_EXTENDING = "error_extending"  # the grow failed; see the log
 DOWNLOADING = "downloading"      # never set here (no image service yet)
 
 VOLUME_STATUSES = (CREATING, AVAILABLE, RESERVED, ATTACHING, IN_USE,
                    DETACHING, DELETING, ERROR, ERROR_DELETING,
                    ERROR_ATTACHING, ERROR_DETACHING, MAINTENANCE,
-                   DOWNLOADING, EXTENDING, ERROR_EXTENDING)
+                   DOWNLOADING, EXTENDING, ERROR_EXTENDING,
+                   AWAITING_TRANSFER)
 
 # --- attachment.attach_status and volume.attach_status -------------------
 ATT_RESERVED = "reserved"
@@ -84,6 +86,10 @@ VOLUME_TRANSITIONS = {
     ("extend", False): Transition((AVAILABLE,), EXTENDING),
     ("extend_done", False): Transition((EXTENDING,), AVAILABLE),
     ("extend_failed", False): Transition((EXTENDING,), ERROR_EXTENDING),
+    # os-volume-transfer: offered, then withdrawn or accepted
+    ("transfer", False): Transition((AVAILABLE,), AWAITING_TRANSFER),
+    ("transfer_cancel", False): Transition((AWAITING_TRANSFER,), AVAILABLE),
+    ("transfer_accept", False): Transition((AWAITING_TRANSFER,), AVAILABLE),
     # attachments API (3.27+): POST without connector reserves...
     ("reserve", False): Transition((AVAILABLE, DOWNLOADING), RESERVED),
     ("reserve", True): Transition((AVAILABLE, IN_USE, DOWNLOADING), RESERVED),

@@ -51,8 +51,9 @@ INSTANCE = "5a5a5a5a-0000-4000-8000-000000000001"
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    """One in-process minicinder (fake driver, SQLite) for the module."""
-    conf = conftest.make_conf()
+    """One in-process minicinder (fake driver, SQLite) for the module
+    (no volume quota: the module's projects keep many volumes)."""
+    conf = conftest.make_conf(quota_volumes=-1)
     path = tmp_path_factory.mktemp("schemas") / "c.sqlite"
     database = db_session.Database("sqlite:///%s" % path)
     database.upgrade()
@@ -285,3 +286,39 @@ def test_limits_extensions_quotas_versions(caller, version):
     zones = client.get("/os-availability-zone").body
     assert zones == {"availabilityZoneInfo": [
         {"zoneName": "nova", "zoneState": {"available": True}}]}
+
+
+@pytest.mark.parametrize("version", BOUNDARIES)
+def test_transfer_and_type_access_views(world, version):
+    schema = tempest_schemas.volume_schema("transfers")
+    types = tempest_schemas.volume_schema("volume_types")
+    admin, member = (_at(client, version) for client in world[:2])
+    receiver = _at(admin.as_user("alt", project="alt-project",
+                                 roles="member"), version)
+    volume_id = _create(member)["id"]
+    created = check(schema.create_volume_transfer, member.post(
+        "/os-volume-transfer", {"transfer": {"volume_id": volume_id}}))
+    transfer = created["transfer"]
+    url = "/os-volume-transfer/%s" % transfer["id"]
+    check(schema.show_volume_transfer, member.get(url))
+    check(schema.list_volume_transfers_no_detail,
+          member.get("/os-volume-transfer"))
+    check(schema.list_volume_transfers_with_detail,
+          member.get("/os-volume-transfer/detail"))
+    check(schema.accept_volume_transfer, receiver.post(
+        url + "/accept", {"accept": {"auth_key": transfer["auth_key"]}}))
+    second = check(schema.create_volume_transfer, receiver.post(
+        "/os-volume-transfer", {"transfer": {"volume_id": volume_id}}))
+    check(schema.delete_volume_transfer, receiver.delete(
+        "/os-volume-transfer/%s" % second["transfer"]["id"]))
+    private = admin.post("/types", {"volume_type": {
+        "name": "private-%s" % uuid.uuid4(),
+        "os-volume-type-access:is_public": False}}).body["volume_type"]
+    check(types.add_type_access, admin.post(
+        "/types/%s/action" % private["id"],
+        {"addProjectAccess": {"project": member.project}}))
+    check(types.list_type_access, admin.get(
+        "/types/%s/os-volume-type-access" % private["id"]))
+    check(types.remove_type_access, admin.post(
+        "/types/%s/action" % private["id"],
+        {"removeProjectAccess": {"project": member.project}}))
