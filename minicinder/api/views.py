@@ -65,8 +65,9 @@ def volume_detail(volume, ctx, version, extended=True):
 
     :param extended: add the attributes upstream's volume extensions add
         to ``show`` and ``detail`` (but not to ``create`` or ``update``):
-        ``os-vol-tenant-attr:tenant_id`` for everyone, the host and
-        migration attributes for admins.
+        ``os-vol-tenant-attr:tenant_id`` for everyone,
+        ``volume_image_metadata`` for a volume made from an image, the
+        host and migration attributes for admins.
     """
     view = {
         "id": volume.id,
@@ -95,6 +96,10 @@ def volume_detail(volume, ctx, version, extended=True):
         view["migration_status"] = volume.migration_status
     if extended:
         view["os-vol-tenant-attr:tenant_id"] = volume.project_id
+    image_metadata = {item.key: item.value
+                      for item in volume.volume_glance_metadata}
+    if extended and image_metadata:
+        view["volume_image_metadata"] = image_metadata
     if extended and ctx.is_admin:
         view["os-vol-host-attr:host"] = volume.host
         view["os-vol-mig-status-attr:migstat"] = volume.migration_status

@@ -11,6 +11,7 @@ from minicinder.api import microversions as mv
 from minicinder.api import schemas
 from minicinder.api import validation
 from minicinder.api import views
+from minicinder.volume import image as volume_image
 from ministack import wsgi
 
 bp = flask.Blueprint("volumes", __name__, url_prefix="/v3/<project_id>")
@@ -55,6 +56,10 @@ def create():
                    "a volume type with the extra spec "
                    "multiattach=\"<is> True\".")
     size = _size(data["size"])
+    image = None
+    if data.get("imageRef") is not None:
+        image = volume_image.get(svc.conf, data["imageRef"])
+        volume_image.check_fits(image, size)
     volume = svc.volumes.create(
         _ctx(), size,
         name=data.get("name", data.get("display_name")),
@@ -62,26 +67,23 @@ def create():
                              data.get("display_description")),
         volume_type=data.get("volume_type"),
         metadata=data.get("metadata"),
-        availability_zone=data.get("availability_zone"))
+        availability_zone=data.get("availability_zone"), image=image)
     return flask.jsonify({"volume": views.volume_detail(
         volume, _ctx(), common.version(), extended=False)}), 202
 
 
 def _check_sources(svc, data):
-    """404 for a source that does not exist; 400 for one that does but
-    cannot be copied here (volumes and images: no clone, no image
-    service)."""
+    """404 for a source that does not exist; 400 for a volume to clone
+    (not built here). Images are checked by the caller."""
     for key, not_found in ABSENT_SOURCES.items():
         if data.get(key) is not None:
             raise not_found(data[key])
     if data.get("source_volid") is not None:
         svc.volumes.get(_ctx(), validation.uuid_arg(
             data["source_volid"], _not_found))
-    for key in ("source_volid", "imageRef"):
-        if data.get(key) is not None:
-            raise exception.InvalidInput(
-                reason="Creating a volume from %s is not supported by "
-                       "this service." % key)
+        raise exception.InvalidInput(
+            reason="Creating a volume from source_volid is not supported "
+                   "by this service.")
 
 
 def _size(value):

@@ -110,6 +110,13 @@ def volume_create(session, values, metadata=None):
     return volume
 
 
+def volume_glance_metadata_create(session, volume_id, metadata):
+    for key, value in metadata.items():
+        session.add(models.VolumeGlanceMetadata(volume_id=volume_id,
+                                                key=key, value=value))
+    session.flush()
+
+
 def volume_update(session, volume_id, values):
     """Unconditional update of a live volume (name, description...)."""
     session.execute(sa.update(models.Volume)
@@ -149,7 +156,8 @@ def volume_transition(session, volume, action, values=None):
 
 def volume_soft_delete(session, volume_id):
     now = utcnow()
-    for model in (models.VolumeMetadata, models.VolumeAdminMetadata):
+    for model in (models.VolumeMetadata, models.VolumeAdminMetadata,
+                  models.VolumeGlanceMetadata):
         session.execute(sa.update(model)
                         .where(model.volume_id == volume_id)
                         .values(deleted=True, deleted_at=now))

@@ -104,6 +104,10 @@ class Volume(Base, CinderBase):
         "VolumeAttachment", lazy="selectin", viewonly=True,
         primaryjoin="and_(Volume.id == VolumeAttachment.volume_id, "
                     "VolumeAttachment.deleted == False)")
+    volume_glance_metadata = orm.relationship(
+        "VolumeGlanceMetadata", lazy="selectin", viewonly=True,
+        primaryjoin="and_(Volume.id == VolumeGlanceMetadata.volume_id, "
+                    "VolumeGlanceMetadata.deleted == False)")
     volume_admin_metadata = orm.relationship(
         "VolumeAdminMetadata", lazy="selectin", viewonly=True,
         primaryjoin="and_(Volume.id == VolumeAdminMetadata.volume_id, "
@@ -132,6 +136,20 @@ class VolumeAdminMetadata(Base, CinderBase):
     value = sa.Column(sa.String(255))
     volume_id = sa.Column(sa.String(36), sa.ForeignKey("volumes.id"),
                           nullable=False, index=True)
+
+
+class VolumeGlanceMetadata(Base, CinderBase):
+    """What a volume made from an image records of that image (upstream's
+    ``volume_glance_metadata``), shown as ``volume_image_metadata``."""
+
+    __tablename__ = "volume_glance_metadata"
+
+    id = sa.Column(sa.Integer, primary_key=True)
+    volume_id = sa.Column(sa.String(36), sa.ForeignKey("volumes.id"),
+                          index=True)
+    snapshot_id = sa.Column(sa.String(36))
+    key = sa.Column(sa.String(255))
+    value = sa.Column(sa.Text)
 
 
 class VolumeAttachment(Base, CinderBase):

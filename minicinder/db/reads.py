@@ -39,6 +39,7 @@ _VOLUMES = models.Volume.__table__
 _TYPES = models.VolumeType.__table__
 _METADATA = models.VolumeMetadata.__table__
 _ADMIN_METADATA = models.VolumeAdminMetadata.__table__
+_GLANCE_METADATA = models.VolumeGlanceMetadata.__table__
 _ATTACHMENTS = models.VolumeAttachment.__table__
 
 _VOLUME_COLUMNS = tuple(c.key for c in _VOLUMES.c)
@@ -78,6 +79,13 @@ _VOLUME_BY_ID = (
            _VOLUMES.c.deleted.is_(False)))
 _VOLUME_BY_ID_IN_PROJECT = _VOLUME_BY_ID.where(
     _VOLUMES.c.project_id == sa.bindparam("project_id"))
+# Only a volume made from an image has image metadata, and every such
+# volume is bootable: the others skip this second statement.
+_GLANCE_BY_VOLUME = (
+    sa.select(_GLANCE_METADATA.c.key, _GLANCE_METADATA.c.value)
+    .where(_GLANCE_METADATA.c.volume_id == sa.bindparam("volume_id"),
+           _GLANCE_METADATA.c.deleted.is_(False))
+    .order_by(_GLANCE_METADATA.c.id))
 
 
 class VolumeRecord(types.SimpleNamespace):
@@ -105,7 +113,12 @@ def volume_get(conn, ctx, volume_id):
                              "project_id": ctx.project_id}).all()
     if not rows:
         raise exception.VolumeNotFound(volume_id=volume_id)
-    return _fold(rows)
+    record = _fold(rows)
+    record.volume_glance_metadata = [
+        types.SimpleNamespace(key=row.key, value=row.value)
+        for row in conn.execute(_GLANCE_BY_VOLUME, {"volume_id": volume_id})
+    ] if record.bootable else []
+    return record
 
 
 def _fold(rows):

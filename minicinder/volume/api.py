@@ -14,6 +14,7 @@ from minicinder.db import api as db
 from minicinder.db import reads
 from minicinder.db import services as services_db
 from minicinder.db import types as types_db
+from minicinder.volume import image as volume_image
 from minicinder.volume import quotas
 from minicinder.volume import service_record
 from minicinder.volume import type_api
@@ -47,8 +48,13 @@ class VolumeAPI(type_api.VolumeTypeMethods):
     # --- volumes ---
 
     def create(self, ctx, size, name=None, description=None,
-               volume_type=None, metadata=None, availability_zone=None):
+               volume_type=None, metadata=None, availability_zone=None,
+               image=None):
         """Record the volume as ``creating`` and start the backend job.
+
+        :param image: the image record to copy in (checked to fit by the
+            caller, ``volume/image.py``); the volume is then bootable and
+            records the image's metadata.
 
         :raises InvalidInput: bad size or availability zone.
         :raises VolumeTypeNotFound: unknown type, or a private one the
@@ -91,15 +97,20 @@ class VolumeAPI(type_api.VolumeTypeMethods):
                 "scheduled_at": ms_db.utcnow(),
                 "service_uuid": self.service.uuid
                 if placed and self.service else None,
+                "bootable": image is not None,
             }, metadata)
+            if image is not None:
+                db.volume_glance_metadata_create(
+                    session, volume_id, volume_image.glance_metadata(image))
         if not placed:
             LOG.error("Volume %s not created: the volume service %s is "
                       "disabled (No valid backend was found)", volume_id,
                       service_record.backend_host(self.conf))
             return self.get(ctx, volume_id)
-        LOG.info("Creating volume %s (%s GiB, type %s)", volume_id, size,
-                 vtype.name)
-        self.manager.create_volume_async(volume_id)
+        LOG.info("Creating volume %s (%s GiB, type %s%s)", volume_id, size,
+                 vtype.name, ", from image %s" % image["id"] if image
+                 else "")
+        self.manager.create_volume_async(volume_id, image)
         return self.get(ctx, volume_id)
 
     def _backend_accepts(self, session):

@@ -98,6 +98,11 @@ class VolumeDriver(abc.ABC):
         """
 
     @abc.abstractmethod
+    def copy_image_to_volume(self, volume, image):
+        """Write ``image``'s disk (a ``ministack.images`` record: ``disk``
+        path, ``disk_format``) onto the new volume's device, as raw."""
+
+    @abc.abstractmethod
     def extend_volume(self, volume, new_size):
         """Grow ``volume``'s device to ``new_size`` GiB (larger than
         ``volume.size``), keeping its data. Any export is removed first

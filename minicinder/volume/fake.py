@@ -20,6 +20,7 @@ class FakeDriver(driver.VolumeDriver):
         self.volumes = {}      # id -> size
         self.exports = {}      # id -> set of admitted initiators
         self.wiped = []        # ids wiped before removal
+        self.images = {}       # id -> image id copied in
         self.fail = {}         # method name -> exception to raise once
         self.calls = []
 
@@ -42,6 +43,10 @@ class FakeDriver(driver.VolumeDriver):
         self.exports.pop(volume.id, None)
         if self.volumes.pop(volume.id, None) is not None:
             self.wiped.append(volume.id)
+
+    def copy_image_to_volume(self, volume, image):
+        self._maybe_fail("copy_image_to_volume")
+        self.images[volume.id] = image["id"]
 
     def extend_volume(self, volume, new_size):
         self._maybe_fail("extend_volume")

@@ -128,6 +128,16 @@ class LVMTgtDriver(driver.VolumeDriver):
         self._devices.pop(name, None)
 
     @translate_errors
+    def copy_image_to_volume(self, volume, image):
+        """qemu-img converts the image's disk to raw onto the device."""
+        path = self._device(self._name(volume))
+        LOG.info("Copying image %s onto volume %s (%s)", image.get("id"),
+                 volume.id, path)
+        self._execute("qemu-img", "convert", "-f",
+                      image.get("disk_format", "qcow2"), "-O", "raw",
+                      image["disk"], path, timeout=3600)
+
+    @translate_errors
     def extend_volume(self, volume, new_size):
         """Target, then loop devices (both hold the old extent range),
         then the LV; the next connection exports the grown device."""

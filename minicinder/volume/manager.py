@@ -179,8 +179,8 @@ class VolumeManager:
 
     # --- asynchronous jobs ---
 
-    def create_volume_async(self, volume_id):
-        return self.executor.submit(self.create_volume, volume_id)
+    def create_volume_async(self, volume_id, image=None):
+        return self.executor.submit(self.create_volume, volume_id, image)
 
     def delete_volume_async(self, volume_id):
         return self.executor.submit(self.delete_volume, volume_id)
@@ -188,11 +188,14 @@ class VolumeManager:
     def extend_volume_async(self, volume_id, new_size):
         return self.executor.submit(self.extend_volume, volume_id, new_size)
 
-    def create_volume(self, volume_id):
-        """creating -> available, or error with the reason logged."""
+    def create_volume(self, volume_id, image=None):
+        """creating -> available (with ``image``'s data copied in), or
+        error with the reason logged."""
         ref = self._ref(volume_id)
         try:
             update = self.driver.create_volume(ref) or {}
+            if image is not None:
+                self.driver.copy_image_to_volume(ref, image)
         except Exception as exc:
             LOG.error("Volume %s could not be created: %s", volume_id, exc)
             self._safe(self.driver.delete_volume, ref)

@@ -17,6 +17,7 @@ at both sides of every microversion at which a view changes
 (``GATES``), which is where a view can differ.
 """
 
+import json
 import uuid
 
 import pytest
@@ -47,14 +48,22 @@ GATES = (7, 12, 13, 21, 27, 36, 45, 48, 49, 54)
 BOUNDARIES = sorted({"3.0"} | {"3.%d" % m for g in GATES
                                for m in (g - 1, g)}, key=lambda v: _v(v))
 INSTANCE = "5a5a5a5a-0000-4000-8000-000000000001"
+IMAGE = "5a5a5a5a-0000-4000-8000-0000000000aa"
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     """One in-process minicinder (fake driver, SQLite) for the module
     (no volume quota: the module's projects keep many volumes)."""
-    conf = conftest.make_conf(quota_volumes=-1)
-    path = tmp_path_factory.mktemp("schemas") / "c.sqlite"
+    state = tmp_path_factory.mktemp("schemas")
+    image_dir = state / "images" / IMAGE
+    image_dir.mkdir(parents=True)
+    (image_dir / "disk.qcow2").write_bytes(b"\0" * 512)
+    (image_dir / "image.json").write_text(json.dumps({
+        "id": IMAGE, "name": "guest", "disk": "disk.qcow2",
+        "disk_format": "qcow2", "min_disk": 1, "min_ram": 64}))
+    conf = conftest.make_conf(quota_volumes=-1, state_path=str(state))
+    path = state / "c.sqlite"
     database = db_session.Database("sqlite:///%s" % path)
     database.upgrade()
     svc = service.CinderService(conf, database, fake.FakeDriver(),
@@ -91,8 +100,9 @@ def _create(client, **extra):
 
 @pytest.fixture(scope="module")
 def shown_volume(world):
-    """An attached volume of the member's project, kept for the module."""
-    volume_id = _create(world[1])["id"]
+    """An attached volume of the member's project, made from an image
+    (so it has volume_image_metadata), kept for the module."""
+    volume_id = _create(world[1], imageRef=IMAGE)["id"]
     response = world[1].post("/volumes/%s/action" % volume_id, {
         "os-attach": {"instance_uuid": INSTANCE, "mountpoint": "/dev/vdc"}})
     assert response.status_code == 202, response.body
@@ -106,7 +116,7 @@ def test_volume_show_and_list_at_every_microversion(caller, version,
     client = _at(caller, version)
     shown = check(schema.show_volume,
                   client.get("/volumes/%s" % shown_volume))["volume"]
-    assert shown["attachments"]
+    assert shown["attachments"] and shown["volume_image_metadata"]
     _check_versioned_keys(shown, version, client.user == "admin")
     check(schema.list_volumes_no_detail, client.get("/volumes?limit=1"))
     detail = check(schema.list_volumes_with_detail,
