@@ -1,11 +1,13 @@
 """The volume microversions minicinder implements, named as upstream.
 
 The maximum is the highest version whose behaviour is really implemented:
-3.54 (``mode`` on attachment create). Versions in between that only add
-view fields (3.13 group_id, 3.21 provider_id, 3.48 shared_targets and
-service_uuid) are honoured in ``views.py``; versions that add features not
-built here (snapshots, backups, groups, messages...) change nothing in the
-routes served.
+3.54 (``mode`` on attachment create). Versions in between that add a
+route or view fields are honoured where they apply (3.7 ``cluster`` and
+3.49 ``backend_state`` in ``os-services``, 3.12 ``volumes/summary`` and
+its 3.36 ``metadata``, 3.13 group_id, 3.21 provider_id, 3.45
+``with_count``, 3.48 shared_targets and service_uuid); versions that add
+features not built here (snapshots, backups, groups, messages...) change
+nothing in the routes served.
 
 ``MIN_VERSION``/``MAX_VERSION`` are the strings version discovery prints;
 ``MIN``/``MAX`` and the feature gates are parsed once here, at import,
