@@ -148,9 +148,11 @@ def test_volume_errors(raw, volume_id):
     for body in ({"volume": {"size": 0}}, {"volume": {"size": "a"}},
                  {"volume": {}}, {"volume": {"size": 1, "bogus": 1}},
                  {"volume": {"size": 1, "multiattach": True}},
-                 {"volume": {"size": 1, "snapshot_id": MISSING}},
                  {"volume": {"size": 1, "availability_zone": "mars"}}):
         _fault(raw("POST", "/volumes", body), 400, "badRequest")
+    # No snapshot ever exists here: a missing one, as upstream.
+    _fault(raw("POST", "/volumes", {"volume": {
+        "size": 1, "snapshot_id": MISSING}}), 404, "itemNotFound")
     _fault(raw("POST", "/volumes", {"volume": {
         "size": 1, "volume_type": "no-such-type"}}), 404, "itemNotFound")
     _fault(raw("PUT", "/volumes/%s" % volume_id, {"volume": {}}), 400,
