@@ -17,6 +17,7 @@ Hierarchy (``code`` is the HTTP status the API layer renders)::
      │    │   ConsistencyGroupNotFound  (none ever exist here)
      │    ├── VolumeMetadataNotFound / VolumeTypeExtraSpecsNotFound /
      │    │   VolumeTypeAccessNotFound / TransferNotFound /
+     │    │   GlanceMetadataNotFound /
      │    │   ServiceNotFound
      │    └── VersionNotFoundForAPIMethod   route below its microversion
      ├── Conflict (409)                  ResourceConflict, VolumeTypeExists,
@@ -114,6 +115,10 @@ class ConsistencyGroupNotFound(base.NotFound):
 class VolumeMetadataNotFound(base.NotFound):
     msg_fmt = ("Volume %(volume_id)s has no metadata with key "
                "%(metadata_key)s.")
+
+
+class GlanceMetadataNotFound(base.NotFound):
+    msg_fmt = "Glance metadata for volume/snapshot %(id)s cannot be found."
 
 
 class ServiceNotFound(base.NotFound):

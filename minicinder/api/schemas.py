@@ -158,6 +158,16 @@ volume_actions = {
     "os-update_readonly_flag": {
         "type": "object", "properties": {"readonly": _flag},
         "required": ["readonly"], "additionalProperties": False},
+    "os-set_image_metadata": {
+        "type": "object",
+        "properties": {"metadata": dict(metadata, type="object")},
+        "required": ["metadata"], "additionalProperties": False},
+    "os-show_image_metadata": _anything,
+    "os-unset_image_metadata": {
+        "type": "object",
+        "properties": {"key": {"type": "string", "minLength": 1,
+                               "maxLength": 255}},
+        "required": ["key"], "additionalProperties": False},
     "os-reset_status": {
         "type": "object",
         "properties": {"status": {"type": "string"},

@@ -2,7 +2,8 @@
 
 The body has exactly one key, the action's name; its value is validated
 against that action's schema. Codes as upstream: 202 with no body, except
-os-initialize_connection (200 with ``connection_info``) and
+os-initialize_connection (200 with ``connection_info``), the image
+metadata actions (200, with the ``metadata`` but for unset) and
 os-set_bootable (200, no body).
 """
 
@@ -104,6 +105,19 @@ def _update_readonly_flag(svc, ctx, volume_id, args):
         ctx, volume_id, validation.boolean(args["readonly"], "readonly"))
 
 
+def _set_image_metadata(svc, ctx, volume_id, args):
+    return {"metadata": svc.metadata.image_metadata_update(
+        ctx, volume_id, args["metadata"])}
+
+
+def _show_image_metadata(svc, ctx, volume_id, _args):
+    return {"metadata": svc.metadata.image_metadata_get(ctx, volume_id)}
+
+
+def _unset_image_metadata(svc, ctx, volume_id, args):
+    svc.metadata.image_metadata_delete(ctx, volume_id, args["key"])
+
+
 HANDLERS = {
     "os-reserve": _reserve,
     "os-unreserve": _unreserve,
@@ -120,9 +134,12 @@ HANDLERS = {
     "os-retype": _retype,
     "os-set_bootable": _set_bootable,
     "os-update_readonly_flag": _update_readonly_flag,
+    "os-set_image_metadata": _set_image_metadata,
+    "os-show_image_metadata": _show_image_metadata,
+    "os-unset_image_metadata": _unset_image_metadata,
 }
 # Status of an action answered without a body (202 unless named).
-EMPTY_STATUS = {"os-set_bootable": 200}
+EMPTY_STATUS = {"os-set_bootable": 200, "os-unset_image_metadata": 200}
 
 _envelope = {"type": "object", "minProperties": 1, "maxProperties": 1}
 

@@ -1,6 +1,7 @@
-"""Queries on a volume's user metadata and admin metadata.
+"""Queries on a volume's user metadata, admin metadata and image
+(glance) metadata.
 
-Both tables hold key/value rows soft-deleted as cinder's are; a key is
+The tables hold key/value rows soft-deleted as cinder's are; a key is
 live at most once per volume (every writer goes through these functions,
 inside the caller's transaction with the volume known to exist).
 """
@@ -75,3 +76,16 @@ def admin_metadata_update(session, volume_id, metadata):
 def admin_metadata_delete(session, volume_id, key):
     return _delete(session, models.VolumeAdminMetadata, volume_id, key)
 
+
+
+def image_metadata_get(session, volume_id):
+    return _get(session, models.VolumeGlanceMetadata, volume_id)
+
+
+def image_metadata_update(session, volume_id, metadata):
+    return _update(session, models.VolumeGlanceMetadata, volume_id,
+                   metadata, delete=False)
+
+
+def image_metadata_delete(session, volume_id, key):
+    return _delete(session, models.VolumeGlanceMetadata, volume_id, key)

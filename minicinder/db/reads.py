@@ -79,8 +79,8 @@ _VOLUME_BY_ID = (
            _VOLUMES.c.deleted.is_(False)))
 _VOLUME_BY_ID_IN_PROJECT = _VOLUME_BY_ID.where(
     _VOLUMES.c.project_id == sa.bindparam("project_id"))
-# Only a volume made from an image has image metadata, and every such
-# volume is bootable: the others skip this second statement.
+# Image metadata, a key per row: a second statement rather than one more
+# factor in the join's product of rows.
 _GLANCE_BY_VOLUME = (
     sa.select(_GLANCE_METADATA.c.key, _GLANCE_METADATA.c.value)
     .where(_GLANCE_METADATA.c.volume_id == sa.bindparam("volume_id"),
@@ -116,8 +116,7 @@ def volume_get(conn, ctx, volume_id):
     record = _fold(rows)
     record.volume_glance_metadata = [
         types.SimpleNamespace(key=row.key, value=row.value)
-        for row in conn.execute(_GLANCE_BY_VOLUME, {"volume_id": volume_id})
-    ] if record.bootable else []
+        for row in conn.execute(_GLANCE_BY_VOLUME, {"volume_id": volume_id})]
     return record
 
 

@@ -1,7 +1,10 @@
 """A volume's metadata, and the flags kept beside it.
 
 User metadata (``/volumes/{id}/metadata``) is the owner's key/value
-store. ``bootable`` (``os-set_bootable``) is a column; ``readonly``
+store; image metadata (what a volume made from an image recorded of it,
+``volume_image_metadata``) is changed through the
+``os-set/show/unset_image_metadata`` actions. ``bootable``
+(``os-set_bootable``) is a column; ``readonly``
 (``os-update_readonly_flag``) is admin metadata, as upstream keeps it,
 and it is enforced: a read-only volume is connected ``ro`` and refuses a
 read-write ``os-attach``.
@@ -95,6 +98,32 @@ class VolumeMetadataAPI:
             metadata_db.admin_metadata_update(
                 session, volume_id, {"readonly": str(bool(readonly))})
         LOG.info("Volume %s readonly=%s", volume_id, bool(readonly))
+
+
+    # --- image metadata (os-set/show/unset_image_metadata) ---
+
+    def image_metadata_get(self, ctx, volume_id):
+        """:raises VolumeNotFound:"""
+        with self.database.read() as session:
+            db.volume_get(session, ctx, volume_id)
+            return metadata_db.image_metadata_get(session, volume_id)
+
+    def image_metadata_update(self, ctx, volume_id, metadata):
+        """Merge keys in. :returns: the image metadata afterwards."""
+        with self.database.write() as session:
+            volume = db.volume_get(session, ctx, volume_id, for_update=True)
+            _not_in_maintenance(volume, "Updating volume image metadata")
+            return metadata_db.image_metadata_update(session, volume_id,
+                                                     metadata)
+
+    def image_metadata_delete(self, ctx, volume_id, key):
+        """:raises GlanceMetadataNotFound: no such key (404)."""
+        with self.database.write() as session:
+            volume = db.volume_get(session, ctx, volume_id, for_update=True)
+            _not_in_maintenance(volume, "Deleting volume image metadata")
+            if not metadata_db.image_metadata_delete(session, volume_id,
+                                                     key):
+                raise exception.GlanceMetadataNotFound(id=volume_id)
 
 
 def _not_in_maintenance(volume, what):

@@ -364,3 +364,29 @@ def test_image_must_fit(image_stack, tmp_path):
     record.write_text(json.dumps(dict(image, virtual_size=3 * 1024 ** 3)))
     assert "virtual size" in _fault(cinder.post("/volumes", {"volume": {
         "size": 2, "imageRef": IMAGE}}), 400)
+
+
+def test_image_metadata_actions(image_stack):
+    cinder, _driver = image_stack
+    vol = cinder.post("/volumes", {"volume": {
+        "size": 1, "imageRef": IMAGE}}).body["volume"]["id"]
+    set_ = _action(cinder, vol, "os-set_image_metadata", {
+        "metadata": {"kernel_id": "k", "ramdisk_id": "r"}})
+    assert set_.status_code == 200
+    assert set_.body["metadata"]["image_id"] == IMAGE
+    assert set_.body["metadata"]["kernel_id"] == "k"
+    unset = _action(cinder, vol, "os-unset_image_metadata",
+                    {"key": "ramdisk_id"})
+    assert unset.status_code == 200 and unset.body is None
+    _fault(_action(cinder, vol, "os-unset_image_metadata",
+                   {"key": "ramdisk_id"}), 404)
+    shown = _action(cinder, vol, "os-show_image_metadata").body["metadata"]
+    assert "ramdisk_id" not in shown and shown["kernel_id"] == "k"
+    assert cinder.volume(vol)["volume_image_metadata"] == shown
+    # Any volume may be given image metadata; it shows from then on.
+    plain = cinder.create_volume()
+    assert "volume_image_metadata" not in cinder.volume(plain)
+    _action(cinder, plain, "os-set_image_metadata",
+            {"metadata": {"image_name": "x"}})
+    assert cinder.volume(plain)["volume_image_metadata"] == {
+        "image_name": "x"}

@@ -195,6 +195,11 @@ def test_volume_actions_and_metadata(caller, version):
     act("os-update_readonly_flag", {"readonly": False},
         "update_volume_readonly")
     act("os-extend", {"new_size": 2}, "extend_volume")
+    act("os-set_image_metadata", {"metadata": {"image_name": "n"}},
+        "update_volume_image_metadata")
+    act("os-show_image_metadata", {}, "show_volume_image_metadata")
+    act("os-unset_image_metadata", {"key": "image_name"},
+        "delete_volume_image_metadata")
     assert client.get(url).body["volume"]["size"] == 2
     check(schema.create_volume_metadata, client.post(
         url + "/metadata", {"metadata": {"k1": "v1", "k2": "v2"}}))
