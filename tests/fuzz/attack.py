@@ -8,8 +8,9 @@ Safety rules, so fuzzing cannot harm what the run did not make:
   or text starting with the run's prefix, which no other resource can
   have (``GET /types/default`` is fine, ``POST /types/default/extra_specs``
   is not);
-* names in create bodies get the run's prefix, so a fuzz-made resource
-  is found and deleted at the end even if its create answered 500;
+* names in create bodies get the run's prefix (a nameless volume gets a
+  name), so a fuzz-made resource is found and deleted at the end even if
+  its create answered 500 or the run was killed;
 * a server create never names a registered image, so no guest boots.
 """
 
@@ -188,6 +189,7 @@ def _path_values(lab, route, destructive):
         else:
             readonly = {"flavor_id": lab.flavors + lab.pool("flavor"),
                         "image_id": lab.images,
+                        "user_id": [lab.demo.user_id, lab.admin.user_id],
                         "type_id": lab.pool("type") + ["default"]}.get(
                             arg, lab.pool(_OWN_POOLS.get(arg)))
             strategy = _or_text(readonly, fz.uuids() | fz.text)
@@ -257,6 +259,10 @@ def _headers(lab, route):
         lambda parts: {k: v for part in parts for k, v in part.items()})
 
 
+# What a create body names its resource by (a name may be added).
+NAMED = ("volume", "volume_type", "server", "flavor")
+
+
 def _guard(lab, route, method, body):
     """Apply the safety rules (module docstring) to a drawn body: on a
     POST to a collection every name of the created thing gets the run's
@@ -264,11 +270,19 @@ def _guard(lab, route, method, body):
     if method.upper() != "POST" or not isinstance(body, dict) or \
             not lab_mod.is_collection(route.rule):
         return body
-    for inner in body.values():
-        if isinstance(inner, dict):
-            for key in ("name", "display_name", "displayName"):
-                if isinstance(inner.get(key), str):
-                    inner[key] = lab_mod.PREFIX + inner[key]
+    for resource, inner in body.items():
+        if not isinstance(inner, dict):
+            continue
+        names = [k for k in ("name", "display_name", "displayName")
+                 if k in inner]
+        for key in names:
+            if isinstance(inner[key], str):
+                inner[key] = lab_mod.PREFIX + inner[key]
+        if not names and resource in NAMED:
+            # Unnamed, it could only be found by id: give it the prefix.
+            key = "display_name" if route.rule.endswith("/os-volumes") \
+                else "name"
+            inner[key] = lab_mod.PREFIX + "unnamed"
     if route.rule.rstrip("/").endswith("/servers"):
         body = _no_images(body, set(lab.images))
     return body
@@ -295,9 +309,10 @@ FOCI_BODY = ["body"] * 5 + ["path", "query", "headers", "microversion",
 FOCI_NO_BODY = ["path", "path", "query", "query", "headers", "microversion",
                 "auth", "method", "body", "chaos"]
 
+# Mostly the newest, where every route exists (attachments need 3.27).
 SANE_MICROVERSIONS = {
-    "compute": ["2.1", "2.53", "2.79", "2.89", "latest", None],
-    "volume": ["3.0", "3.27", "3.44", "3.54", "latest", "latest", None],
+    "compute": ["latest"] * 5 + ["2.1", "2.53", "2.79", "2.89", None],
+    "volume": ["latest"] * 5 + ["3.0", "3.27", "3.44", "3.54", None],
 }
 
 
@@ -306,6 +321,8 @@ def _sane_path(lab, route, sender):
     for arg in route.arguments:
         if arg == "project_id":
             values[arg] = st.just(getattr(lab, sender).project_id)
+        elif arg == "user_id":
+            values[arg] = st.just(getattr(lab, sender).user_id)
         else:
             values[arg] = _or_text(lab.pool(_OWN_POOLS.get(arg)),
                                    fz.uuids())
@@ -405,9 +422,10 @@ def requests_for(lab, route):
 
 
 def sane_request(lab, route, body=fz.NO_BODY, headers=None, who="demo",
-                 focus="corpus"):
-    """What a well-behaved client sends to ``route``, with ``body`` and
-    ``headers`` (None removes one) as given: the corpus' requests.
+                 focus="corpus", query=""):
+    """What a well-behaved client sends to ``route``, with ``body``,
+    ``headers`` (None removes one) and ``query`` (``?a=b``) as given: the
+    corpus' requests.
 
     The path names the run's first resource of each kind, the project is
     the sender's, the microversion the highest.
@@ -421,7 +439,7 @@ def sane_request(lab, route, body=fz.NO_BODY, headers=None, who="demo",
             pool = lab.pool(_OWN_POOLS.get(arg))
             values[arg] = pool[0] if pool else "fuzz-%s-none" % lab_mod.RUN
     url = lab.roots[route.group].rstrip("/") + route.path(
-        {k: _quote(v) for k, v in values.items()})
+        {k: _quote(v) for k, v in values.items()}) + query
     header = {"Accept": "application/json",
               "Content-Type": "application/json"}
     if route.group in SANE_MICROVERSIONS:

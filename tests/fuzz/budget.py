@@ -7,7 +7,7 @@ finding can turn them without editing code:
   a random one, printed in the report header and in every failure);
 * ``MINISTACK_FUZZ_EXAMPLES``: requests per route (default 100);
 * ``MINISTACK_FUZZ_BUDGET``: seconds of fuzzing for the whole tier
-  (default 150), shared out among the routes still to run, so a slow
+  (default 180), shared out among the routes still to run, so a slow
   route cannot push the tier past CI's limit; set-up, the clean-up and
   the audit come on top (about a minute with the guest boot).
 """
@@ -25,7 +25,7 @@ def _int(name, default):
 
 SEED = _int("MINISTACK_FUZZ_SEED", random.SystemRandom().randrange(2 ** 32))
 EXAMPLES = max(1, _int("MINISTACK_FUZZ_EXAMPLES", 100))
-BUDGET = float(os.environ.get("MINISTACK_FUZZ_BUDGET", "").strip() or 150)
+BUDGET = float(os.environ.get("MINISTACK_FUZZ_BUDGET", "").strip() or 180)
 
 REPRODUCE = "reproduce with MINISTACK_FUZZ_SEED=%d" % SEED
 
@@ -39,12 +39,11 @@ def route_seed(route_id):
 class Clock:
     """The tier's time budget, shared out among the routes left.
 
-    ``start_route(left)`` gives the route just starting up to two
-    equal shares of what remains (most routes reach their example count
-    long before; a slow one, where every request boots or exports
-    something, may use more than its share, and time a fast route leaves
-    unused goes to later ones); ``route_over()`` says when it should stop
-    sending.
+    ``start_route(left)`` gives the route just starting an equal share
+    of what remains: time a fast route leaves unused (most reach their
+    example count first) goes to the later ones, and no route, however
+    slow, eats the share of the routes after it; ``route_over()`` says
+    when it should stop sending.
     """
 
     def __init__(self, budget=BUDGET):
@@ -55,7 +54,7 @@ class Clock:
 
     def start_route(self, routes_left):
         remaining = max(0.0, self.budget - self.spent)
-        self._route_share = min(remaining, 2 * remaining / max(1, routes_left))
+        self._route_share = remaining / max(1, routes_left)
         self._route_started = time.monotonic()
 
     def route_over(self):

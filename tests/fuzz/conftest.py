@@ -75,7 +75,8 @@ def pytest_report_header(config):
 
 
 def pytest_collection_modifyitems(session, config, items):
-    """Routes that may DELETE go after the rest; the audit goes last."""
+    """Routes that may DELETE go after the rest; the audit goes last.
+    The APIs take turns, so none is always last to get the time left."""
     def rank(item):
         if not _mine(item):
             return 0
@@ -83,8 +84,17 @@ def pytest_collection_modifyitems(session, config, items):
             return 3
         route = _route(item)
         return 2 if route is not None and route.method == "DELETE" else 1
-    items[:] = [i for _, i in sorted(enumerate(items),
-                                     key=lambda p: (rank(p[1]), p[0]))]
+
+    turn = {}
+    seen = {}
+    for item in items:
+        route = _route(item) if _mine(item) else None
+        key = (rank(item), route.group if route else "")
+        turn[item.nodeid] = seen.get(key, 0)
+        seen[key] = turn[item.nodeid] + 1
+    items[:] = [i for _, i in sorted(
+        enumerate(items),
+        key=lambda p: (rank(p[1]), turn[p[1].nodeid], p[0]))]
 
 
 def pytest_collection_finish(session):
@@ -123,6 +133,7 @@ def fuzz(lab, prober):
     requests to ``route`` (fewer if its share of the budget runs out);
     fail with every distinct finding and the seed."""
     def run(route):
+        lab.ensure_tokens()
         strategy = attack.requests_for(lab, route)
         STATE.clock.start_route(STATE.routes_left)
         STATE.routes_left -= 1
@@ -140,7 +151,7 @@ def fuzz(lab, prober):
                 return
             result = prober.send(request)
             lab.track(route, request.method.upper(), result.status,
-                      result.text)
+                      result.text, request.url)
             prober.check(request, result)
 
         for known in corpus.requests_for(lab, route):

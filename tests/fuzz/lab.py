@@ -52,6 +52,7 @@ class Lab:
         self.pools = {"volume": [], "server": [], "attachment": [],
                       "type": [], "type_name": [], "flavor": []}
         self.unknown = []      # (key, id) a create made that we cannot delete
+        self.quota_targets = []   # projects (URL-quoted) given quotas
         self.images = []       # ids and names of the registered images
         self.audit_before = None  # the audit's report before the run
         self.flavors = []
@@ -60,6 +61,25 @@ class Lab:
             "volume": clients.unversioned(demo.volume_endpoint),
             "identity": conf.auth_url + "/",
             "image": self._image_root()}
+
+    def ensure_tokens(self):
+        """Log in again when a token stopped working (a daemon restarted
+        with a new key, or the token expired): the run's requests and its
+        clean-up need valid ones."""
+        for session, creds, compute, volumes, admin in (
+                (self.demo, self.conf.user, self.demo_compute,
+                 self.demo_volumes, False),
+                (self.admin, self.conf.admin, self.admin_compute,
+                 self.admin_volumes, True)):
+            code = requests.get(
+                self.roots["compute"] + "v2.1/flavors",
+                headers={"X-Auth-Token": session.token}, timeout=30,
+            ).status_code
+            if code != 401:
+                continue
+            fresh = auth.authenticate(self.conf, creds, admin=admin)
+            session.token = fresh.token
+            compute.token = volumes.token = fresh.token
 
     @property
     def tokens(self):
@@ -152,12 +172,19 @@ class Lab:
     def pool(self, kind):
         return list(self.pools.get(kind, ()))
 
-    def track(self, route, method, status, text):
+    def track(self, route, method, status, text, url=""):
         """Remember what a successful create (a POST to a collection, by
         any identity) made; one of a kind this module cannot delete is
-        kept in ``unknown`` and reported as left behind."""
-        if method != "POST" or not (200 <= (status or 0) < 300) or \
-                not is_collection(route.rule):
+        kept in ``unknown`` and reported as left behind. A quota set by
+        PUT is remembered too, to be deleted."""
+        if not 200 <= (status or 0) < 300:
+            return
+        if method == "PUT" and route.rule.endswith("/os-quota-sets/<target>"):
+            target = urllib.parse.urlsplit(url).path.rsplit("/", 1)[-1]
+            if target not in self.quota_targets:
+                self.quota_targets.append(target)
+            return
+        if method != "POST" or not is_collection(route.rule):
             return
         try:
             payload = json.loads(text)
@@ -183,6 +210,7 @@ class Lab:
         """Delete everything the run made; the problems met (empty: all
         gone)."""
         problems = []
+        self.ensure_tokens()
 
         def attempt(what, func, *args):
             try:
@@ -209,6 +237,10 @@ class Lab:
                 t["id"] for t in self._types()):
             attempt("volume type %s" % type_id,
                     self.admin_volumes.delete_volume_type, type_id)
+        for target in self.quota_targets:
+            attempt("quotas of %s" % target, self.admin_volumes.request,
+                    "DELETE", "/os-quota-sets/%s" % target, None,
+                    (200, 202, 204, 404))
         for flavor_id in set(self.pool("flavor")) | set(
                 f["id"] for f in self._flavors()):
             attempt("flavor %s" % flavor_id, self.admin_compute.request,
@@ -275,6 +307,7 @@ class Lab:
 
     def leftovers(self):
         """What the run made that still exists."""
+        self.ensure_tokens()
         left = []
         for kind, path, key in (("server", "/servers/%s", "server"),):
             for item_id in self.pool(kind):
@@ -335,9 +368,12 @@ def explain_divergences(found, before, own_ids):
     return lines
 
 
-def audit_until_clean(timeout=AUDIT_TIMEOUT):
+def audit_until_clean(timeout=AUDIT_TIMEOUT, before=None):
     """Run ``ministack-audit --json`` until it reports nothing (what was
     just deleted may take a moment to leave every ledger).
+
+    Divergences that were all there before the run (``before``, an
+    earlier report) will not leave by waiting: no second look then.
 
     :returns: (exit code, report) of the last run.
     :raises AssertionError: the audit cannot run (exit 3) until the
@@ -361,6 +397,10 @@ def audit_until_clean(timeout=AUDIT_TIMEOUT):
             raise AssertionError("ministack-audit exited %s without a "
                                  "report: %s" % (proc.returncode,
                                                  proc.stderr[-2000:]))
-        if proc.returncode == 0 or time.monotonic() > deadline:
+        old = {(d["kind"], d["subject"])
+               for d in (before or {}).get("found", [])}
+        stale = all((d["kind"], d["subject"]) in old
+                    for d in report["found"])
+        if proc.returncode == 0 or stale or time.monotonic() > deadline:
             return proc.returncode, report
         time.sleep(3)

@@ -43,8 +43,10 @@ _INTERNALS = re.compile(
     r"|\bjsonschema\.|\bwerkzeug\.|set_int_max_str_digits"
     r"|<built-in |object at 0x[0-9a-f]+")
 
-LOG_FILES = {"compute": "miniapi.log", "identity": "miniapi.log",
-             "image": "miniapi.log", "volume": "minicinder.log"}
+# Where each API's daemon logs (the first of these that exists).
+LOG_FILES = {"compute": ["miniapi.log"],
+             "identity": ["keystone.log", "miniapi.log"],
+             "image": ["miniapi.log"], "volume": ["minicinder.log"]}
 
 _LOG_LINE = re.compile(
     r"^(?P<prefix>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+ \d+ [A-Z]+ \S+) "
@@ -249,8 +251,9 @@ class LogReader:
     def __init__(self, log_dir):
         self.log_dir = log_dir
         self.offsets = {}
-        for name in set(LOG_FILES.values()):
-            self.offsets[name] = self._size(name)
+        for names in LOG_FILES.values():
+            for name in names:
+                self.offsets[name] = self._size(name)
 
     def _path(self, name):
         return os.path.join(self.log_dir, name)
@@ -277,7 +280,11 @@ class LogReader:
     def cause(self, group, request_id, wait=5.0):
         """(exception and where it was raised, traceback text) of the
         request's failure, or ("", "") when the log has none."""
-        name = LOG_FILES.get(group)
+        names = [n for n in LOG_FILES[group]
+                 if os.path.exists(self._path(n))]
+        if not names:
+            return "", ""
+        name = names[0]
         deadline = time.monotonic() + wait
         chunk = ""
         while True:
@@ -330,23 +337,30 @@ def _squeeze(text):
 
 def tracebacks(text):
     """``(first line, frame lines, exception line)`` of each traceback in
-    oslo.log output."""
+    a log: oslo.log's (every line with its record's prefix, the line
+    before naming the request) or a bare one printed to stderr."""
     lines = text.splitlines()
     for i, line in enumerate(lines):
         m = _LOG_LINE.match(line)
-        if not m or not m.group("msg").startswith(
-                "Traceback (most recent call last)"):
+        prefix, msg = (m.group("prefix"), m.group("msg")) if m \
+            else (None, line)
+        if not msg.startswith("Traceback (most recent call last)"):
             continue
-        prefix = m.group("prefix")
-        header = lines[i - 1] if i and lines[i - 1].startswith(prefix) \
-            else ""
-        body = []
+        header = ""
+        if prefix and i and lines[i - 1].startswith(prefix):
+            header = lines[i - 1]
+        frames, exc = [], ""
         for later in lines[i + 1:]:
-            if not later.startswith(prefix + " "):
-                break
-            body.append(later[len(prefix) + 1:])
-        body = [b for b in body if b.strip()]
-        frames = [b for b in body if b.lstrip().startswith("File \"")]
-        exc = next((b for b in reversed(body) if not b.startswith(" ")),
-                   "")
+            if prefix:
+                if not later.startswith(prefix + " "):
+                    break
+                later = later[len(prefix) + 1:]
+            if not later.strip():
+                continue
+            if later.startswith(" "):
+                if later.lstrip().startswith('File "'):
+                    frames.append(later)
+                continue
+            exc = later
+            break
         yield header, frames, exc

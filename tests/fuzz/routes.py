@@ -1,24 +1,47 @@
-"""Every route the deployed daemons serve, read from the apps themselves.
+"""Every route the deployed daemons serve, read from the code itself.
 
-The four Flask apps are built in-process (with placeholders for their
-collaborators: nothing here talks to a database, a broker or a daemon)
-only to read their URL maps, so a route added to any of them is fuzzed
-without touching this tier. ``OPTIONS`` and ``HEAD`` are Flask's own; a
-``GET`` route also gets ``HEAD`` requests.
+Each API's routes are Flask blueprints in its package; every blueprint
+found in the package's modules is registered on a bare Flask app, only
+to read its URL map, so a route added to any of them is fuzzed without
+touching this tier. (Building the real apps would need each one's
+configuration and collaborators, which change more often than the
+routes do.) ``OPTIONS`` and ``HEAD`` are Flask's own; a ``GET`` route
+also gets ``HEAD`` requests.
 
 Groups: ``compute`` (miniapi, :8774), ``volume`` (minicinder, :8776),
-``identity`` (the keystone subset miniapi serves on :5000) and ``image``
-(miniapi's Glance subset, :9292).
+``identity`` (keystone, :5000: the blueprints of ``ministack.identity``
+if it has any, plus the v3 routes clients use) and ``image`` (miniapi's
+Glance subset, :9292).
 """
 
 import dataclasses
 import functools
+import importlib
+import pkgutil
 import re
 
 import flask
-from oslo_config import cfg
 
 GROUPS = ("compute", "volume", "identity", "image")
+
+# Where each API's blueprints live: a package (all its modules) or one
+# module.
+SOURCES = {"compute": "miniapi.api", "volume": "minicinder.api",
+           "identity": "ministack.identity", "image": "miniapi.image_api"}
+
+# Keystone v3 routes the clients use, fuzzed whatever serves :5000 (the
+# subset in ministack/identity, or a real keystone): the read-only ones
+# only (DELETE /v3/auth/tokens would revoke the run's own tokens).
+KEYSTONE_ROUTES = [
+    ("GET", "/"), ("GET", "/v3"), ("POST", "/v3/auth/tokens"),
+    ("GET", "/v3/auth/tokens"), ("GET", "/v3/auth/catalog"),
+    ("GET", "/v3/auth/projects"), ("GET", "/v3/auth/domains"),
+    ("GET", "/v3/auth/system"), ("GET", "/v3/users/<user_id>"),
+    ("GET", "/v3/users/<user_id>/projects"),
+    ("GET", "/v3/users/<user_id>/application_credentials"),
+    ("GET", "/v3/projects/<project_id>"), ("GET", "/v3/domains"),
+    ("GET", "/v3/roles"), ("GET", "/v3/services"), ("GET", "/v3/endpoints"),
+]
 
 _ARG_RE = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
 
@@ -52,70 +75,39 @@ class Route:
         return self.id
 
 
-def _conf(*register):
-    conf = cfg.ConfigOpts()
-    for func in register:
-        func(conf)
-    conf([], project="ministack-fuzz", default_config_files=[])
-    return conf
+def _modules(name):
+    module = importlib.import_module(name)
+    yield module
+    for info in pkgutil.walk_packages(getattr(module, "__path__", []),
+                                      name + "."):
+        yield importlib.import_module(info.name)
 
 
-def _flask_app(app):
-    """Unwrap WSGI middlewares (``.app``) down to the Flask app."""
-    seen = 0
-    while not isinstance(app, flask.Flask):
-        app = app.app
-        seen += 1
-        if seen > 10:
-            raise TypeError("no Flask app under %r" % app)
-    return app
-
-
-def _compute_app():
-    from miniapi import app as app_mod
-    from miniapi import conf as api_conf
-    from ministack import config as ms_config
-    from ministack import db
-    conf = _conf(ms_config.register_common_opts, api_conf.register_opts)
-    return app_mod.create_app(
-        conf, engine=db.make_engine("sqlite:///:memory:"),
-        volume_api=object(), compute_rpcapi=object())
-
-
-def _volume_app():
-    from minicinder import conf as cinder_conf
-    from minicinder.api import app as app_mod
-    from ministack import config as ms_config
-    conf = _conf(ms_config.register_common_opts, cinder_conf.register_opts)
-    return app_mod.create_app(conf, object(), object(), object())
-
-
-def _identity_app():
-    from ministack import config as ms_config
-    from ministack.identity import app as app_mod
-    from ministack.identity import conf as identity_conf
-    conf = _conf(ms_config.register_common_opts,
-                 identity_conf.register_opts)
-    return app_mod.create_app(conf, object(), object())
-
-
-def _image_app():
-    from miniapi import image_api
-    return image_api.create_app("/nonexistent")
-
-
-_BUILDERS = {"compute": _compute_app, "volume": _volume_app,
-             "identity": _identity_app, "image": _image_app}
+def blueprints(group):
+    """The blueprints defined in the group's source, once each."""
+    found = {}
+    for module in _modules(SOURCES[group]):
+        for value in vars(module).values():
+            if isinstance(value, flask.Blueprint):
+                found.setdefault(id(value), (module.__name__, value))
+    return list(found.values())
 
 
 @functools.cache
 def routes(group):
     """The group's routes, one per (rule, method), in URL-map order."""
-    url_map = _flask_app(_BUILDERS[group]()).url_map
+    app = flask.Flask("fuzz-" + group)
+    for module_name, blueprint in blueprints(group):
+        app.register_blueprint(blueprint, name="%s.%s" % (
+            module_name.replace(".", "_"), blueprint.name))
     found = []
-    for rule in url_map.iter_rules():
+    for rule in app.url_map.iter_rules():
         for method in sorted(rule.methods - {"OPTIONS", "HEAD"}):
             route = Route(group, method, rule.rule)
             if route not in found:
                 found.append(route)
+    if group == "identity":
+        found += [r for r in (Route(group, m, rule)
+                              for m, rule in KEYSTONE_ROUTES)
+                  if r not in found]
     return found

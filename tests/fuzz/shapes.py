@@ -188,6 +188,25 @@ SHAPES = {
             "extra_specs": K("extra_specs")}},
     ("POST", "/v3/<project_id>/types/<type_id>/extra_specs"): {
         Req("extra_specs"): K("extra_specs")},
+    ("PUT", "/v3/<project_id>/types/<type_id>"): {
+        Req("volume_type"): {"name": K("name"), "description": K("text"),
+                             "is_public": K("bool")}},
+    ("PUT", "/v3/<project_id>/types/<type_id>/extra_specs/<key>"):
+        K("extra_specs"),
+    ("POST", "/v3/<project_id>/volumes/<volume_id>/metadata"): {
+        Req("metadata"): K("metadata")},
+    ("PUT", "/v3/<project_id>/volumes/<volume_id>/metadata"): {
+        Req("metadata"): K("metadata")},
+    ("PUT", "/v3/<project_id>/volumes/<volume_id>/metadata/<key>"): {
+        Req("meta"): K("metadata")},
+    ("PUT", "/v3/<project_id>/os-services/<action>"): {
+        "host": K("host"), "binary": K("text"),
+        "disabled_reason": K("text"), "backend_name": K("text")},
+    ("PUT", "/v3/<project_id>/os-quota-sets/<target>"): {
+        Req("quota_set"): {"volumes": K("size"), "gigabytes": K("size"),
+                           "snapshots": K("size"), "backups": K("size"),
+                           "per_volume_gigabytes": K("size"),
+                           "groups": K("size"), "tenant_id": K("text")}},
     ("POST", "/v3/<project_id>/attachments"): {
         Req("attachment"): {
             Req("volume_uuid"): K("volume_id"),
@@ -250,11 +269,19 @@ def build(shape, leaves, plain=False):
     if isinstance(shape, ListOf):
         return st.lists(field(shape.shape), max_size=3)
     if isinstance(shape, dict):
-        fixed = st.fixed_dictionaries(
-            {str(k): field(v) for k, v in shape.items()
-             if isinstance(k, Req)},
-            optional={k: field(v) for k, v in shape.items()
-                      if not isinstance(k, Req)})
+        required = {str(k): field(v) for k, v in shape.items()
+                    if isinstance(k, Req)}
+        optional = {k: field(v) for k, v in shape.items()
+                    if not isinstance(k, Req)}
+        if plain and optional and not required:
+            # An update with nothing in it is a 400 every time: one of
+            # the fields, at least.
+            return st.sampled_from(sorted(optional)).flatmap(
+                lambda key: st.fixed_dictionaries(
+                    {key: optional[key]},
+                    optional={k: v for k, v in optional.items()
+                              if k != key}))
+        fixed = st.fixed_dictionaries(required, optional=optional)
         if plain:
             return fixed
         extra = st.dictionaries(fz.text, fz.json_values, max_size=2)

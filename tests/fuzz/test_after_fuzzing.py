@@ -17,7 +17,7 @@ def test_cleanup_then_audit_is_clean(lab):
     assert not problems, "clean-up failed:\n  " + "\n  ".join(problems)
     left = lab.leftovers()
     assert not left, "the fuzz run left resources behind: %s" % left
-    rc, report = lab_mod.audit_until_clean()
+    rc, report = lab_mod.audit_until_clean(before=lab.audit_before)
     assert rc == 0, "ministack-audit after fuzzing (exit %s):\n  %s" % (
         rc, "\n  ".join(lab_mod.explain_divergences(
             report["found"], lab.audit_before, lab.own_ids())))
