@@ -39,6 +39,11 @@ class VolumeNotFound(exception.NotFound):
     msg_fmt = "Logical volume %(vg)s/%(name)s does not exist."
 
 
+class NoContiguousSpace(exception.MinistackException):
+    msg_fmt = ("Logical volume %(vg)s/%(name)s cannot grow in place: the "
+               "extents after it are taken.")
+
+
 class NotContiguous(exception.MinistackException):
     msg_fmt = ("Logical volume %(vg)s/%(name)s is not one contiguous "
                "segment (%(ranges)s); it cannot be mapped by a loop device.")
@@ -123,18 +128,44 @@ class LVM:
         self._lvm("lvcreate", *args, self.vg_name)
 
     def extend_volume(self, name, size_gb):
-        """Grow LV ``name`` to ``size_gb`` GiB.
+        """Grow LV ``name`` to ``size_gb`` GiB in place.
 
         Without device-mapper the LV must stay one run of extents (a loop
         device maps exactly one), so the new extents must directly follow
-        it; when they are taken lvextend refuses and nothing changes.
-        Release the LV's loop devices first: they map the old range.
+        it. Release the LV's loop devices first: they map the old range.
+
+        :raises NoContiguousSpace: those extents are taken (nothing
+            changed; see :meth:`copy_volume` to move the data instead).
         """
         args = ["-L", "%dg" % size_gb]
         if not self.device_mapper:
             args.extend(["--alloc", "contiguous"])
         LOG.info("Extending LV %s to %s GiB", self._lv(name), size_gb)
-        self._lvm("lvextend", *args, self._lv(name))
+        try:
+            self._lvm("lvextend", *args, self._lv(name))
+        except exception.ProcessExecutionError as exc:
+            if not self.device_mapper and "contiguous" in (exc.stderr or ""):
+                raise NoContiguousSpace(vg=self.vg_name, name=name) from exc
+            raise
+
+    def rename_volume(self, name, new_name):
+        """Rename LV ``name`` (its loop devices are released first)."""
+        self.release_device(name)
+        LOG.info("Renaming LV %s to %s", self._lv(name), new_name)
+        self._lvm("lvrename", self.vg_name, name, new_name)
+
+    def copy_volume(self, source, target):
+        """Copy LV ``source``'s data onto the start of LV ``target``,
+        which must already read as zeroes (:meth:`clear_volume`): zero
+        blocks are skipped (``conv=sparse``), so a copy onto a loop over
+        a sparse file does not allocate them."""
+        src, dst = self.get_device_path(source), self.get_device_path(target)
+        size_mib = self.extent_range(source)[2] // (1024 * 1024) \
+            if not self.device_mapper else None
+        LOG.info("Copying LV %s to %s", self._lv(source), self._lv(target))
+        count = ["count=%d" % size_mib] if size_mib else []
+        self._execute("dd", "if=%s" % src, "of=%s" % dst, "bs=1M", *count,
+                      "conv=sparse,fsync", timeout=3600)
 
     def delete_volume(self, name):
         """Remove LV ``name`` and any loop over it (missing LV: no-op).

@@ -140,14 +140,50 @@ class LVMTgtDriver(driver.VolumeDriver):
     @translate_errors
     def extend_volume(self, volume, new_size):
         """Target, then loop devices (both hold the old extent range),
-        then the LV; the next connection exports the grown device."""
+        then the LV; the next connection exports the grown device.
+
+        Without device-mapper an LV grows in place only when the extents
+        after it are free; otherwise its data moves to a new contiguous
+        LV of the new size (see :meth:`_relocate`).
+        """
         name = self._name(volume)
         self._remove_target(volume)
         self.vg.release_device(name)
         self._devices.pop(name, None)
-        self.vg.extend_volume(name, new_size)
+        try:
+            self.vg.extend_volume(name, new_size)
+        except lvm.NoContiguousSpace:
+            self._relocate(name, new_size)
         self._device(name)
         return {"provider_location": None}
+
+    def _relocate(self, name, new_size):
+        """Copy LV ``name`` into a zeroed LV of ``new_size`` GiB, then swap
+        names and wipe the old one (``volume_clear``).
+
+        The names swap only after the copy, so an interruption leaves
+        the volume's data under its name (before the swap) or under
+        ``<name>.old`` (between the two renames), never lost.
+        """
+        grown, old = name + ".grow", name + ".old"
+        LOG.warning("LV %s cannot grow in place; moving it to a new LV of "
+                    "%s GiB", name, new_size)
+        self.vg.create_volume(grown, new_size)
+        try:
+            self.vg.clear_volume(grown)
+            self.vg.copy_volume(name, grown)
+        except Exception:
+            self._wipe_and_remove(grown)
+            raise
+        self.vg.release_device(grown)
+        self.vg.rename_volume(name, old)
+        self.vg.rename_volume(grown, name)
+        self._wipe_and_remove(old)
+
+    def _wipe_and_remove(self, name):
+        if self.conf.volume_clear == "zero":
+            self.vg.clear_volume(name)
+        self.vg.delete_volume(name)
 
     # --- exports ---
 

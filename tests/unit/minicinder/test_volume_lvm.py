@@ -202,3 +202,75 @@ def test_clear_volume_falls_back_to_dd():
     (dd,) = fake.commands("dd")
     assert "of=/dev/loop7" in dd and "if=/dev/zero" in dd
     assert "count=%d" % (25 * EXTENT // MiB) in dd
+
+
+def test_extend_in_place_stays_contiguous_without_dm():
+    vg, fake = make_lvm(lvs=[("volume-a", 0, 255)])
+    vg.extend_volume("volume-a", 2)
+    (call,) = fake.commands("lvextend")
+    assert call[1:3] == ("--config", "global{activation=0}")
+    assert call[-5:] == ("-L", "2g", "--alloc", "contiguous",
+                         VG + "/volume-a")
+
+
+def test_extend_without_room_after_the_lv_says_so():
+    vg, _ = make_lvm(lvs=[("volume-a", 0, 255)], extra={
+        ("lvextend",): exception.ProcessExecutionError(
+            cmd=["lvextend"], exit_code=5,
+            stderr="Insufficient suitable contiguous allocatable extents "
+                   "for logical volume volume-a: 256 more required")})
+    with pytest.raises(lvm.NoContiguousSpace):
+        vg.extend_volume("volume-a", 2)
+
+
+def test_copy_volume_skips_zero_blocks():
+    vg, fake = make_lvm(lvs=[("volume-a", 0, 24), ("volume-b", 25, 74)])
+    vg.copy_volume("volume-a", "volume-b")
+    (dd,) = fake.commands("dd")
+    assert dd[1:3] == ("if=/dev/loop7", "of=/dev/loop7")
+    assert "count=%d" % (25 * EXTENT // MiB) in dd
+    assert "conv=sparse,fsync" in dd
+
+
+class RecordingVG:
+    """Stands in for the LVM adapter under the driver: records the
+    calls; ``extend_volume`` finds no room after the LV."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __getattr__(self, name):
+        def record(*args):
+            self.calls.append((name,) + args)
+            if name == "extend_volume":
+                raise lvm.NoContiguousSpace(vg=VG, name=args[0])
+            if name == "get_device_path":
+                return "/dev/loop9"
+        return record
+
+
+def test_driver_moves_an_lv_that_cannot_grow_in_place():
+    """Copy into a zeroed LV of the new size, swap the names only after
+    the copy, then wipe and remove the old LV."""
+    from minicinder.volume import driver as volume_driver
+    from minicinder.volume import lvm_driver
+    from tests.unit.minicinder.conftest import make_conf
+    drv = lvm_driver.LVMTgtDriver(make_conf(volume_driver="lvm"),
+                                  execute=FakeExecute())
+    drv.vg = RecordingVG()
+    drv._remove_target = lambda volume: None
+    ref = volume_driver.VolumeRef(id="a", size=1)
+    assert drv.extend_volume(ref, 2) == {"provider_location": None}
+    steps = [c for c in drv.vg.calls if c[0] != "get_device_path"]
+    assert steps == [
+        ("release_device", "volume-a"),
+        ("extend_volume", "volume-a", 2),
+        ("create_volume", "volume-a.grow", 2),
+        ("clear_volume", "volume-a.grow"),
+        ("copy_volume", "volume-a", "volume-a.grow"),
+        ("release_device", "volume-a.grow"),
+        ("rename_volume", "volume-a", "volume-a.old"),
+        ("rename_volume", "volume-a.grow", "volume-a"),
+        ("clear_volume", "volume-a.old"),
+        ("delete_volume", "volume-a.old"),
+    ]
