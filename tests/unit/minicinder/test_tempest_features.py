@@ -390,3 +390,31 @@ def test_image_metadata_actions(image_stack):
             {"metadata": {"image_name": "x"}})
     assert cinder.volume(plain)["volume_image_metadata"] == {
         "image_name": "x"}
+
+
+def test_tempest_attach_detach_and_force_detach(cinder, nova):
+    """tempest's VolumesActionsTest flows: a user os-attach'es a volume
+    to its server without Nova (no BDM: Nova answers 404 when asked),
+    os-detach'es it; an admin resets it to error and force-detaches the
+    attachment with no connector."""
+    member = cinder.as_user("demo")
+    vol = member.create_volume()
+    attach = {"instance_uuid": INSTANCE, "mountpoint": "/dev/vdb"}
+    assert _action(member, vol, "os-attach", attach).status_code == 202
+    shown = member.volume(vol)
+    assert shown["status"] == "in-use"
+    [attachment] = shown["attachments"]
+    assert (attachment["server_id"], attachment["device"],
+            attachment["id"], attachment["volume_id"]) == (
+        INSTANCE, "/dev/vdb", vol, vol)
+    assert _action(member, vol, "os-detach", {}).status_code == 202
+    assert member.volume(vol)["status"] == "available"
+    _action(member, vol, "os-attach", attach)
+    attachment_id = member.volume(vol)["attachments"][0]["attachment_id"]
+    _action(cinder, vol, "os-reset_status", {"status": "error"})
+    assert _action(cinder, vol, "os-force_detach", {
+        "connector": None, "attachment_id": attachment_id}) \
+        .status_code == 202
+    shown = member.volume(vol)
+    assert (shown["status"], shown["attachments"]) == ("available", [])
+    assert (INSTANCE, vol) in nova.asked
