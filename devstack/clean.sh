@@ -21,7 +21,7 @@ use_deployed_database_type
 for lib in packages python database rabbitmq tgt libvirt lvm image; do
     source "$TOP_DIR/lib/$lib"
 done
-MINISTACK_SERVICES=(minicompute miniapi minicinder)
+MINISTACK_SERVICES=(minicompute miniapi minicinder keystone)
 for svc in "${MINISTACK_SERVICES[@]}"; do
     [[ -r $TOP_DIR/lib/$svc ]] && source "$TOP_DIR/lib/$svc"
 done

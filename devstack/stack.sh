@@ -31,12 +31,14 @@ for lib in packages python permissions database rabbitmq tgt libvirt lvm image; 
     source "$TOP_DIR/lib/$lib"
 done
 
-# HOOK: the daemons' libs, written by their owners. Each may define
-# install_<svc>, configure_<svc>, init_<svc>, start_<svc> (called below,
-# in this order of services), stop_<svc> (unstack.sh) and cleanup_<svc>
-# (clean.sh). lib/minicompute should call configure_virt_type after
-# writing minicompute.conf.
-MINISTACK_SERVICES=(minicinder miniapi minicompute)
+# HOOK: keystone (upstream's, lib/keystone) and the daemons' libs,
+# written by their owners. Each may define install_<svc>, configure_<svc>,
+# init_<svc>, start_<svc> (called below, in this order of services),
+# stop_<svc> (unstack.sh) and cleanup_<svc> (clean.sh). Keystone comes
+# first: its accounts and catalog exist before a daemon validates a token.
+# lib/minicompute should call configure_virt_type after writing
+# minicompute.conf.
+MINISTACK_SERVICES=(keystone minicinder miniapi minicompute)
 for svc in "${MINISTACK_SERVICES[@]}"; do
     if is_service_enabled "$svc" && [[ -r $TOP_DIR/lib/$svc ]]; then
         source "$TOP_DIR/lib/$svc"

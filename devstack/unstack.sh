@@ -21,7 +21,7 @@ for lib in packages python database rabbitmq tgt libvirt lvm image; do
     source "$TOP_DIR/lib/$lib"
 done
 # HOOK: the daemons' libs stop first, in reverse start order.
-MINISTACK_SERVICES=(minicompute miniapi minicinder)
+MINISTACK_SERVICES=(minicompute miniapi minicinder keystone)
 for svc in "${MINISTACK_SERVICES[@]}"; do
     if [[ -r $TOP_DIR/lib/$svc ]]; then
         source "$TOP_DIR/lib/$svc"

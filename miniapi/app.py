@@ -3,8 +3,9 @@
 Request path through the WSGI stack::
 
     ContextMiddleware      body size limit (413), request context
-                           (noauth, or keystone tokens validated
-                           locally), x-openstack-request-id and
+                           (noauth, or keystonemiddleware's auth_token
+                           and the context from its headers),
+                           x-openstack-request-id and
                            x-compute-request-id on every response
     ProjectURLMiddleware   /v2.1/{project_id}/servers -> /v2.1/servers
     Flask                  microversion negotiation and the URL
@@ -87,13 +88,14 @@ class ProjectURLMiddleware:
 
 
 def create_app(conf, transport=None, engine=None, volume_api=None,
-               compute_rpcapi=None, token_validator=None):
+               compute_rpcapi=None):
     """Build the Flask app for ``conf`` (options registered and parsed).
 
-    :param token_validator: for ``auth_strategy = keystone``; built from
-        ``[identity] signing_key_file`` when omitted.
+    With ``[api] auth_strategy = keystone`` tokens are validated by
+    keystonemiddleware, configured by ``[keystone_authtoken]``.
+
     :raises ministack.exception.ConfigError: the database or broker URL is
-        unusable, or the identity key is (keystone).
+        unusable, or ``[keystone_authtoken]`` is (keystone).
     """
     if engine is None:
         engine = db.make_engine(ms_config.database_url(conf, "nova"),
@@ -129,17 +131,9 @@ def create_app(conf, transport=None, engine=None, volume_api=None,
     app.wsgi_app = wsgi.ContextMiddleware(
         ProjectURLMiddleware(app.wsgi_app), project_re=_PROJECT_RE,
         extra_request_id_headers=("x-compute-request-id",),
-        auth_strategy=conf.api.auth_strategy,
-        token_validator=token_validator or _token_validator(conf),
+        auth_strategy=conf.api.auth_strategy, conf=conf,
         max_request_body_size=ms_config.max_request_body_size(conf))
     return app
-
-
-def _token_validator(conf):
-    if conf.api.auth_strategy != "keystone":
-        return None
-    from ministack.identity import middleware
-    return middleware.TokenValidator.from_conf(conf)
 
 
 def _versioned(path):

@@ -4,9 +4,11 @@ Groups:
 
 * ``[api]``: where the WSGI server listens, how requests are authenticated,
   and the page size limit.
-* ``[identity]``, ``[catalog]``, ``[service_user]``: the keystone v3
-  subset this daemon serves on its own port, and the service token it
-  sends to Cinder (``ministack.identity.conf``).
+* ``[service_user]``: the service token nova's calls to Cinder carry
+  (``ministack.identity.conf``). With ``auth_strategy = keystone`` tokens
+  are validated by keystonemiddleware, configured by its own
+  ``[keystone_authtoken]`` section (not listed here: its options come
+  from the ``keystonemiddleware.auth_token`` namespace).
 * ``[cinder]``: how miniapi reaches minicinder. The options themselves are
   owned by ``minicompute.conf`` (the Cinder adapter,
   ``minicompute/volume/cinder.py``, reads them), and are registered here
@@ -49,16 +51,16 @@ Number of request-handling threads of the WSGI server.
                          "or from an X-Auth-Token of the form user:project, "
                          "as upstream's noauth2."),
                         ("keystone",
-                         "Validate X-Auth-Token (and X-Service-Token) "
-                         "locally with the shared identity key; calls to "
-                         "Cinder forward the user's token plus nova's "
-                         "service token.")],
+                         "Validate X-Auth-Token (and X-Service-Token) at "
+                         "keystone with keystonemiddleware's auth_token; "
+                         "calls to Cinder forward the user's token plus "
+                         "nova's service token.")],
                help="""
 How requests are authenticated.
 
 Related options:
 
-* ``[identity] signing_key_file`` (keystone)
+* ``[keystone_authtoken]`` (keystone: keystonemiddleware's options)
 * ``[service_user]`` (keystone: the token sent to Cinder as
   ``X-Service-Token``)
 """),
@@ -70,7 +72,7 @@ registered guest images) this daemon serves next to the compute API;
 
 Related options:
 
-* ``[catalog] image_url`` should point here.
+* the ``image`` endpoint of keystone's catalog should point here.
 """),
     cfg.IntOpt("max_limit", default=1000, min=1,
                help="""

@@ -119,10 +119,12 @@ def _http_error(exc):
     return wsgi.fault(exc.code or 500, exc.description or exc.name)
 
 
-def create_app(image_dir, auth_strategy="noauth", token_validator=None,
+def create_app(image_dir, auth_strategy="noauth", conf=None,
                max_request_body_size=None):
     """The image WSGI app (wrapped in the context middleware).
 
+    :param conf: the daemon's ConfigOpts; ``keystone`` validates tokens
+        with its ``[keystone_authtoken]`` (as glance's pipeline does).
     :param max_request_body_size: ``[oslo_middleware]
         max_request_body_size``; oslo.middleware's default when None. The
         API reads no body, but refuses a large one as glance's pipeline
@@ -136,6 +138,6 @@ def create_app(image_dir, auth_strategy="noauth", token_validator=None,
     app.register_error_handler(exception.MinistackException, _domain_error)
     app.register_error_handler(wz_exceptions.HTTPException, _http_error)
     return wsgi.ContextMiddleware(
-        app, auth_strategy=auth_strategy, token_validator=token_validator,
+        app, auth_strategy=auth_strategy, conf=conf,
         max_request_body_size=(max_request_body_size or
                                wsgi.DEFAULT_MAX_REQUEST_BODY_SIZE))

@@ -1,16 +1,18 @@
 """The miniapi daemon: start-up checks, then the WSGI servers.
 
 ``build(conf)`` does every check that can fail before a port is opened
-(database reachable and migrated, broker reachable, identity key readable),
-each failing with one ``ConfigError`` line naming the option, which
-``ministack.service.run`` prints before exiting 1.
+(database reachable and migrated, broker reachable, ``[keystone_authtoken]``
+usable under ``auth_strategy = keystone``), each failing with one
+``ConfigError`` line naming the option, which ``ministack.service.run``
+prints before exiting 1.
 
-One daemon serves three small APIs, each on its own port as upstream:
+One daemon serves two small APIs, each on its own port as upstream:
 
 * the compute API (``[api] listen_port``, 8774), in the main thread;
-* the keystone v3 subset (``[identity] listen_port``, 5000) when
-  ``[identity] enabled``;
 * the read-only image API (``[api] image_listen_port``, 9292) unless 0.
+
+Identity is upstream Keystone's (devstack/lib/keystone); both APIs
+validate tokens with keystonemiddleware.
 """
 
 import contextlib
@@ -24,10 +26,6 @@ from ministack import exception
 from ministack import rpc
 from ministack import service
 from ministack import wsgi
-from ministack.identity import app as identity_app
-from ministack.identity import middleware
-from ministack.identity import store as identity_store
-from ministack.identity import tokens
 from miniapi import app as app_mod
 from miniapi import db_setup
 from miniapi import image_api
@@ -75,40 +73,29 @@ def _check_port(host, port, option):
                        % (option, host, port, exc.strerror)) from None
 
 
-def _extra_apps(conf, engine, validator):
-    """The identity and image apps this daemon also serves."""
+def _extra_apps(conf):
+    """The image app this daemon also serves."""
     extra = []
-    if conf.identity.enabled:
-        _check_port(conf.identity.listen, conf.identity.listen_port,
-                    "[identity] listen_port")
-        formatter = tokens.TokenFormatter.from_file(
-            conf.identity.signing_key_file)
-        extra.append(("identity", identity_app.create_app(
-            conf, identity_store.IdentityStore(engine), formatter),
-            conf.identity.listen, conf.identity.listen_port))
     if conf.api.image_listen_port:
         _check_port(conf.api.listen, conf.api.image_listen_port,
                     "[api] image_listen_port")
         extra.append(("image", image_api.create_app(
-            conf.api.image_dir, conf.api.auth_strategy, validator,
+            conf.api.image_dir, conf.api.auth_strategy, conf,
             ms_config.max_request_body_size(conf)),
             conf.api.listen, conf.api.image_listen_port))
     return extra
 
 
 def build(conf):
-    """Check the database, broker and key, then build the API service."""
+    """Check the database, broker and auth config, then build the API
+    service."""
     engine = db.make_engine(ms_config.database_url(conf, "nova"),
                             conf.database.connect_timeout)
     db_setup.sync(engine, seed_flavors=conf.api.seed_flavors)
-    validator = None
-    if conf.api.auth_strategy == "keystone":
-        validator = middleware.TokenValidator.from_conf(conf)
-    extra = _extra_apps(conf, engine, validator)
+    extra = _extra_apps(conf)
     transport = rpc.get_transport(conf)
     rpc.check_broker(transport)
-    app = app_mod.create_app(conf, transport=transport, engine=engine,
-                             token_validator=validator)
+    app = app_mod.create_app(conf, transport=transport, engine=engine)
     LOG.info("Compute API on %s:%s (microversions 2.1-%s)",
              conf.api.listen, conf.api.listen_port,
              app_mod.microversion.MAX_VERSION)

@@ -38,14 +38,15 @@ Possible values:
   ``X-Auth-Token: user:project`` (or ``X-User-Id``), the roles in
   ``X-Roles``. A request with ``X-Service-Token`` (any value) or the
   ``service`` role counts as coming from a service (nova).
-* ``keystone``: verify ``X-Auth-Token`` and ``X-Service-Token`` locally
-  with the shared Fernet key; user, project and roles come from the
-  token, and only a service token with the ``service`` role makes the
-  call a service's.
+* ``keystone``: keystonemiddleware's auth_token validates
+  ``X-Auth-Token`` and ``X-Service-Token`` at keystone; user, project
+  and roles come from the token, and only a service token with the
+  ``service`` role makes the call a service's.
 
 Related options:
 
-* ``[identity] signing_key_file`` (the shared key, read at start-up)
+* ``[keystone_authtoken]`` (keystonemiddleware's options: the keystone
+  URL and the service user it validates tokens as)
 """),
 ]
 
@@ -209,9 +210,8 @@ detach waits this long at most before it is refused.
 
 
 def register_opts(conf):
-    """Register minicinder's options on ``conf`` (and ``[identity]``,
-    whose ``signing_key_file`` ``auth_strategy = keystone`` reads)."""
-    from ministack.identity import conf as identity_conf
+    """Register minicinder's options on ``conf`` (keystonemiddleware
+    registers ``[keystone_authtoken]`` itself when the API is built)."""
     conf.register_opts(api_opts)
     conf.register_opts(volume_opts)
     conf.register_opts(quota_opts)
@@ -222,7 +222,6 @@ def register_opts(conf):
                                       title=nova_group.title,
                                       help=nova_group.help))
     conf.register_opts(nova_opts, group=nova_group.name)
-    identity_conf.register_opts(conf)
     # [oslo_middleware] max_request_body_size (was
     # [DEFAULT] osapi_max_request_body_size, still read as its old name).
     config.register_wsgi_opts(conf)
@@ -231,13 +230,9 @@ def register_opts(conf):
 def list_opts():
     """For oslo-config-generator (entry point ``minicinder``)."""
     from ministack import opts as common
-    from ministack.identity import conf as identity_conf
     grouped = dict(common.list_opts())
     grouped["DEFAULT"] = list(grouped.get("DEFAULT", [])) + api_opts \
         + volume_opts + quota_opts
-    grouped["identity"] = [opt for opt in identity_conf.identity_opts
-                           if opt.name in ("signing_key_file",
-                                           "allow_expired_window")]
     grouped[nova_group] = nova_opts
     grouped.update(config.list_wsgi_opts())
     return list(grouped.items())

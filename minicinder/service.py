@@ -42,7 +42,7 @@ class CinderService(service.Service):
     """The REST API and the volume manager in one process."""
 
     def __init__(self, conf, database, driver, executor=None,
-                 token_validator=None, compute=None):
+                 compute=None):
         """:param compute: the Nova adapter (``compute.nova.API``); built
         from ``[nova]`` when omitted (tests hand in a fake)."""
         self.conf = conf
@@ -58,8 +58,7 @@ class CinderService(service.Service):
             volume_api.VolumeAPI(database, self.manager, conf,
                                  service=self.service_record),
             attachment_api.AttachmentAPI(database, self.manager, compute),
-            volume_actions.VolumeActions(database, self.manager, compute),
-            token_validator=token_validator)
+            volume_actions.VolumeActions(database, self.manager, compute))
 
     def start(self, stop_event):
         """Recover exports, watch them, serve until ``stop_event``."""
@@ -79,12 +78,8 @@ class CinderService(service.Service):
 
 
 def build(conf):
-    """Check the identity key, open the database (migrating it to head),
-    check the backend."""
-    token_validator = None
-    if conf.auth_strategy == "keystone":
-        from ministack.identity import middleware
-        token_validator = middleware.TokenValidator.from_conf(conf)
+    """Open the database (migrating it to head), check the backend (the
+    API then checks ``[keystone_authtoken]`` under keystone)."""
     # Every API thread and manager worker may read at once (+2 for
     # start-up recovery and the stop path).
     database = db_session.Database(
@@ -96,5 +91,4 @@ def build(conf):
         LOG.warning("[nova] endpoint is not set: Nova cannot be asked, so "
                     "only a service may detach an instance's attached "
                     "volume (OSSA-2023-003 without Nova)")
-    return CinderService(conf, database, driver,
-                         token_validator=token_validator)
+    return CinderService(conf, database, driver)

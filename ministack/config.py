@@ -79,8 +79,8 @@ wsgi_opts = [
                help="""
 The maximum body size for each request, in bytes. A larger body
 is refused with 413 before it is read, on every API the daemon
-serves (miniapi: the compute API, the keystone subset and the image
-API; minicinder: the volume API).
+serves (miniapi: the compute API and the image API; minicinder: the
+volume API).
 
 Possible values:
 

@@ -25,6 +25,9 @@ from ministack import exception
 LOG = logging.getLogger(__name__)
 
 ENV_CONTEXT = "ministack.context"
+# oslo.middleware's request_id keys (oslo.context reads them).
+ENV_REQUEST_ID = "openstack.request_id"
+ENV_GLOBAL_REQUEST_ID = "openstack.global_request_id"
 
 # The fault names of cinder/api/openstack/wsgi.py and nova's equivalent.
 FAULT_NAMES = {
@@ -147,8 +150,8 @@ class RequestBodySizeLimiter:
     :class:`LimitingReader`, and reading past the limit raises
     :class:`RequestBodyTooLarge`, which the application's error handler
     renders as its 413 fault. ``render(exc)`` gives the JSON body of the
-    413 (default: the compute/volume fault ``overLimit``; keystone passes
-    its ``{"error": ...}`` shape).
+    413 (default: the compute/volume fault ``overLimit``; a service with
+    another error shape passes its own).
     """
 
     def __init__(self, app, max_request_body_size=None, render=None):
@@ -241,15 +244,16 @@ class ContextMiddleware:
     and the roles from ``X-Roles``; the user named ``admin`` gets the admin
     role.
 
-    ``auth_strategy='keystone'`` validates ``X-Auth-Token`` (and
-    ``X-Service-Token``) locally with the shared identity key
-    (:class:`ministack.identity.middleware.TokenValidator`): the user,
-    project and roles come from the token only. A missing, tampered or
-    expired token gets 401 with keystonemiddleware's body. Version
-    discovery (``GET /``, ``GET /v3/``...) needs no token. Whether a
-    project in the URL is the token's is the application's check, made
-    once the route is known (:func:`url_project_mismatch`), as upstream's
-    ``Resource`` makes it.
+    ``auth_strategy='keystone'`` runs upstream's ``authtoken`` and
+    ``keystonecontext`` steps (:mod:`ministack.identity.authtoken`):
+    keystonemiddleware validates ``X-Auth-Token`` (and ``X-Service-Token``)
+    at keystone with the ``[keystone_authtoken]`` options of ``conf``, and
+    the context comes from the headers it sets, never from the client's. A
+    missing, invalid, expired or revoked token gets keystonemiddleware's
+    401. Version discovery (``GET /``, ``GET /v3/``...) needs no token.
+    Whether a project in the URL is the token's is the application's
+    check, made once the route is known (:func:`url_project_mismatch`), as
+    upstream's ``Resource`` makes it.
 
     With ``max_request_body_size`` a body larger than that is refused
     with 413 before anything else (oslo.middleware's sizelimit runs
@@ -257,17 +261,16 @@ class ContextMiddleware:
 
     :param extra_request_id_headers: further header names that echo the
         request id (nova adds ``x-compute-request-id``).
-    :param token_validator: the TokenValidator for ``keystone``; when
-        omitted it is built from the key file named by
-        ``$MINISTACK_SIGNING_KEY_FILE`` or the default path.
+    :param conf: the service's ConfigOpts (``keystone``: its
+        ``[keystone_authtoken]`` section configures auth_token).
     :param max_request_body_size: bytes (:class:`RequestBodySizeLimiter`);
         None: no limit here.
-    :raises ministack.exception.ConfigError: ``keystone`` and the key file
-        is unusable (at construction, i.e. at daemon start-up).
+    :raises ministack.exception.ConfigError: an unknown strategy, or
+        ``keystone`` without a usable ``[keystone_authtoken]``.
     """
 
     def __init__(self, app, project_re=None, extra_request_id_headers=(),
-                 auth_strategy="noauth", token_validator=None,
+                 auth_strategy="noauth", conf=None,
                  max_request_body_size=None):
         self.app = app
         self.body_limiter = None
@@ -280,11 +283,15 @@ class ContextMiddleware:
         self.project_re = re.compile(project_re) if project_re else None
         self.extra_headers = tuple(extra_request_id_headers)
         self.auth_strategy = auth_strategy
-        self.validator = None
+        self.auth_token = None
         if auth_strategy == "keystone":
-            from ministack.identity import middleware
-            self.validator = token_validator or \
-                middleware.TokenValidator.from_default_key()
+            if conf is None:
+                raise exception.ConfigError(
+                    reason="auth_strategy = keystone needs the service's "
+                           "config ([keystone_authtoken])")
+            from ministack.identity import authtoken
+            self.auth_token = authtoken.auth_protocol(self._keystone_context,
+                                                      conf)
         elif auth_strategy != "noauth":
             raise exception.ConfigError(
                 reason="unknown auth_strategy %r" % auth_strategy)
@@ -293,6 +300,10 @@ class ContextMiddleware:
         request_id = new_request_id()
         inbound = environ.get("HTTP_X_OPENSTACK_REQUEST_ID", "")
         global_request_id = inbound if _GLOBAL_ID_RE.match(inbound) else None
+        # Where oslo.middleware's RequestId leaves them (oslo.context's
+        # from_environ reads them there).
+        environ[ENV_REQUEST_ID] = request_id
+        environ[ENV_GLOBAL_REQUEST_ID] = global_request_id
 
         def _start_response(status, headers, exc_info=None):
             headers = list(headers)
@@ -304,18 +315,35 @@ class ContextMiddleware:
         if self.body_limiter is not None:
             refused = self.body_limiter.refusal(environ)
             if refused is not None:
-                return self._refuse(refused, _start_response)
-        if self.validator is not None:
-            try:
-                ctxt = self._keystone_context(environ, request_id,
-                                              global_request_id)
-            except exception.MinistackException as exc:
-                return self._refuse(exc, _start_response)
-        else:
-            ctxt = self._build_context(environ, request_id,
-                                       global_request_id)
+                return _json_response(_start_response, refused.code,
+                                      fault_body(refused.code,
+                                                 refused.format_message()))
+        if self.auth_token is None:
+            environ[ENV_CONTEXT] = self._build_context(
+                environ, request_id, global_request_id)
+            return self.app(environ, _start_response)
+        from ministack.identity import authtoken
+        if authtoken.is_public(environ):
+            # Discovery: no token needed, none looked at.
+            environ[ENV_CONTEXT] = ms_context.RequestContext(
+                roles=[], request_id=request_id,
+                global_request_id=global_request_id, overwrite=True)
+            return self.app(environ, _start_response)
+        return self.auth_token(environ, _start_response)
+
+    def _keystone_context(self, environ, start_response):
+        """keystonecontext: behind auth_token, the context from the
+        headers it set (401 if it confirmed no user)."""
+        from ministack.identity import authtoken
+        ctxt = authtoken.context_from_environ(
+            environ, request_id=environ[ENV_REQUEST_ID],
+            global_request_id=environ[ENV_GLOBAL_REQUEST_ID],
+            overwrite=True)
+        if ctxt is None:
+            return _json_response(start_response, 401,
+                                  authtoken.UNAUTHORIZED_BODY)
         environ[ENV_CONTEXT] = ctxt
-        return self.app(environ, _start_response)
+        return self.app(environ, start_response)
 
     def _url_project(self, environ):
         if self.project_re:
@@ -323,35 +351,6 @@ class ContextMiddleware:
             if match:
                 return match.group(1)
         return None
-
-    def _keystone_context(self, environ, request_id, global_request_id):
-        """The context from validated tokens (see the class docstring)."""
-        from ministack.identity import exception as id_exception
-        ids = {"request_id": request_id,
-               "global_request_id": global_request_id, "overwrite": True}
-        try:
-            fields = self.validator.context_fields(environ)
-        except id_exception.Unauthorized:
-            if not self.validator.is_public(environ):
-                raise
-            # Discovery without (or with a bad) token: an anonymous context.
-            return ms_context.RequestContext(roles=[], **ids)
-        return ms_context.RequestContext(**fields, **ids)
-
-    def _refuse(self, exc, start_response):
-        """Answer 401 (keystonemiddleware's body) or the error's code."""
-        code = getattr(exc, "code", 500) or 500
-        headers = []
-        if code == 401:
-            body = {"error": {"code": 401, "title": "Unauthorized",
-                              "message": exc.format_message()}}
-            uri = self.validator.www_authenticate_uri
-            headers.append(("WWW-Authenticate",
-                            'Keystone uri="%s"' % uri if uri else
-                            "Keystone"))
-        else:
-            body = fault_body(code, exc.format_message())
-        return _json_response(start_response, code, body, headers)
 
     def _build_context(self, environ, request_id, global_request_id):
         project_id = self._url_project(environ)

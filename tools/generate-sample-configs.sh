@@ -11,6 +11,11 @@ for daemon in minicinder miniapi minicompute; do
     case $daemon in
         miniapi|minicompute) namespaces+=(--namespace oslo.messaging) ;;
     esac
+    # The REST services validate tokens with keystonemiddleware
+    # ([keystone_authtoken], as in nova.conf and cinder.conf).
+    case $daemon in
+        miniapi|minicinder) namespaces+=(--namespace keystonemiddleware.auth_token) ;;
+    esac
     "$GEN" "${namespaces[@]}" --namespace oslo.log \
         --output-file "etc/$daemon.conf.sample" 2>/dev/null
     echo "wrote etc/$daemon.conf.sample"

@@ -57,7 +57,9 @@ class Cloud:
     @classmethod
     def from_clouds_yaml(cls, name, path="/etc/openstack/clouds.yaml"):
         with open(path) as handle:
-            auth = yaml.safe_load(handle)["clouds"][name]["auth"]
+            cloud = yaml.safe_load(handle)["clouds"][name]
+        auth = cloud["auth"]
+        region = cloud.get("region_name")
         body = {"auth": {
             "identity": {"methods": ["password"], "password": {"user": {
                 "name": auth["username"], "password": auth["password"],
@@ -74,7 +76,8 @@ class Cloud:
             for entry in catalog:
                 if entry["type"] == kind:
                     for ep in entry["endpoints"]:
-                        if ep["interface"] == "public":
+                        if ep["interface"] == "public" and (
+                                not region or ep.get("region_id") == region):
                             return ep["url"]
             raise SystemExit("no %s endpoint in the catalog" % kind)
 

@@ -1,20 +1,13 @@
-"""Identity for ministack: a keystone v3 subset and local token checks.
+"""Identity for ministack's services: upstream Keystone does the rest.
 
-Modules, from the wire inwards:
+Keystone itself is upstream's (devstack/lib/keystone deploys it). What the
+services need around it:
 
-* ``app``         the keystone v3 Flask app (version discovery, token
-                  issue and validation, catalog), served by miniapi;
-* ``middleware``  ``auth_strategy = keystone`` for every REST service
-                  (used by ``ministack.wsgi.ContextMiddleware``);
-* ``client``      the user + service token a service forwards to another
-                  (nova -> cinder);
-* ``auth``        the password, token and application credential methods
-                  and the project scope;
-* ``views``       version documents, catalog and token bodies;
-* ``tokens``      Fernet-sealed tokens under one shared key;
-* ``passwords``   scrypt hashes of passwords and secrets;
-* ``store``       the identity tables in the nova database
-                  (``ministack/nova_db/identity_models.py``);
-* ``manage``      bootstrap (key, users, projects, roles) for devstack;
-* ``conf``        ``[identity]``, ``[catalog]``, ``[service_user]``.
+* ``authtoken``  ``auth_strategy = keystone``: keystonemiddleware's
+                 auth_token in front of every REST service, and the
+                 request context from the headers it sets (used by
+                 ``ministack.wsgi.ContextMiddleware``);
+* ``client``     the user + service token a service forwards to another
+                 (nova -> cinder);
+* ``conf``       ``[service_user]``, the account behind that service token.
 """

@@ -9,10 +9,12 @@ the admin project, through the deployed daemons' REST APIs:
 * a private volume type used by a project that cannot see it (404, as
   GET answers);
 * input that used to be a 500: 5000-digit sizes, counts and
-  microversions, a lone surrogate in a name, JSON values of the wrong
-  type in keystone auth bodies;
+  microversions, a lone surrogate in a name; JSON values of the wrong
+  type in keystone auth bodies (upstream Keystone's answers; two of them
+  are still its 500, marked as expected failures);
 * request bodies over oslo.middleware's 114688 bytes, on all four APIs
-  (413 in each service's fault shape, chunked bodies included);
+  (413 in each service's shape, keystone's HTML page included, chunked
+  bodies too);
 * a token of one project on a URL naming another (400 "Malformed request
   url" on Cinder, nova's "Malformed request URL: ..." on the compute API),
   admins included.
@@ -128,7 +130,8 @@ def _catalog_url(conf, creds, service_type):
     for entry in resp.json()["token"]["catalog"]:
         if entry["type"] == service_type:
             return [e["url"] for e in entry["endpoints"]
-                    if e["interface"] == "public"][0].rstrip("/")
+                    if e["interface"] == "public" and
+                    e.get("region_id") == conf.region][0].rstrip("/")
     raise AssertionError("no %s endpoint in the catalog" % service_type)
 
 
@@ -299,20 +302,31 @@ def test_lone_surrogate_in_a_name_is_400(demo_volumes, demo_compute,
     assert demo_compute.show_server(demo_server)["server"]["name"] == before
 
 
-@pytest.mark.parametrize("method, member, field", [
-    ("application_credential", {"name": "demo", "domain": "Default"},
-     "application_credential.user.domain"),
-    ("application_credential", {"name": ["demo"]},
-     "application_credential.user.name"),
-    ("application_credential", {"id": {"id": "x"}},
-     "application_credential.user.id"),
+# Upstream Keystone 30.0.0 leaves the user of an application credential
+# untyped in its auth schema: a dict or a string where it expects the
+# other reaches its SQL query (DBError) and the answer is a 500. The lab
+# runs keystone unmodified, so these stay expected failures (strict: they
+# start passing, and must be un-marked, when keystone validates them).
+_KEYSTONE_APP_CRED_500 = pytest.mark.xfail(
+    strict=True, raises=AssertionError,
+    reason="upstream keystone 30.0.0 answers 500: application_credential "
+           "user.id / user.domain are not type-checked")
+
+
+@pytest.mark.parametrize("method, member", [
+    pytest.param("application_credential",
+                 {"name": "demo", "domain": "Default"},
+                 marks=_KEYSTONE_APP_CRED_500),
+    ("application_credential", {"name": ["demo"]}),
+    pytest.param("application_credential", {"id": {"id": "x"}},
+                 marks=_KEYSTONE_APP_CRED_500),
     ("password", {"name": "demo", "domain": {"id": ["default"]},
-                  "password": "x"}, "password.user.domain.id"),
-    ("password", {"name": {"n": 1}, "password": "x"}, "password.user.name"),
+                  "password": "x"}),
+    ("password", {"name": {"n": 1}, "password": "x"}),
 ])
-def test_auth_body_of_the_wrong_types_is_400(conf, method, member, field):
-    """Keystone validates the auth body's types: 400 in keystone's error
-    shape, naming the field (before, the value reached a query: 500)."""
+def test_auth_body_of_the_wrong_types_is_400(conf, method, member):
+    """Keystone refuses an auth body with values of the wrong JSON type:
+    400 in its error shape, never a 5xx."""
     if method == "application_credential":
         cred = {"name": "any", "secret": "any", "user": member}
     else:
@@ -320,10 +334,10 @@ def test_auth_body_of_the_wrong_types_is_400(conf, method, member, field):
     resp = requests.post(conf.auth_url + "/v3/auth/tokens", json={
         "auth": {"identity": {"methods": [method], method: cred}}},
         timeout=30)
+    assert resp.status_code < 500, (resp.status_code, resp.text[:300])
     assert resp.status_code == 400, (resp.status_code, resp.text[:300])
     error = resp.json()["error"]
     assert error["code"] == 400 and error["title"] == "Bad Request"
-    assert field in error["message"], error
 
 
 # -- Low: request bodies over 112 KiB ----------------------------------------
@@ -362,8 +376,9 @@ def test_request_body_limit_on_every_service(conf, demo_session):
     image = _catalog_url(conf, conf.user, "image") + "/v2/images"
     identity = conf.auth_url + "/v3/auth/tokens"
     fault = {"overLimit": {"code": 413, "message": TOO_LARGE}}
-    keystone = {"error": {"code": 413, "title": "Request Entity Too Large",
-                          "message": TOO_LARGE}}
+    # Keystone's own oslo.middleware sizelimit answers with webob's HTML
+    # page (upstream's shape).
+    keystone = "Request is too large."
     cases = [
         # url, body template, answer at the limit, headers, 413 body
         (compute, '{"server": {"name": "%s"}}', 400, token, fault),
@@ -381,7 +396,12 @@ def test_request_body_limit_on_every_service(conf, demo_session):
                      _chunked(_padded(template, LIMIT + 1)),
                      _padded(template, 1024 * 1024)):
             status, body = _post(url, data, headers)
-            assert (status, body) == (413, too_large), (url, status, body)
+            if isinstance(too_large, str):
+                assert status == 413 and too_large in body, (url, status,
+                                                              body)
+            else:
+                assert (status, body) == (413, too_large), (url, status,
+                                                            body)
 
 
 # -- Low: the project in the URL is the token's ------------------------------

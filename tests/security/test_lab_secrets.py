@@ -51,6 +51,9 @@ def _lab_secrets(conf):
     secrets.add(urllib.parse.unquote(url.password or ""))
     secrets.add(lu.ini(os.path.join(lu.CONF_DIR, "minicompute.conf"),
                        "service_user", "password") or "")
+    for name in ("miniapi", "minicinder"):
+        secrets.add(lu.ini(os.path.join(lu.CONF_DIR, name + ".conf"),
+                           "keystone_authtoken", "password") or "")
     return {s for s in secrets if s}
 
 
@@ -92,6 +95,7 @@ def test_the_lab_passwords_work(keystone):
     service = lu.ini(os.path.join(lu.CONF_DIR, "minicompute.conf"),
                      "service_user", "password")
     assert _token_status(keystone, "nova", "service", service) == 201
+    assert _token_status(keystone, "cinder", "service", service) == 201
 
 
 def _amqp_login(url):
@@ -290,10 +294,11 @@ def _api_sockets():
     image_port = int(lu.ini(api, "api", "image_listen_port", "0"))
     if image_port:
         found["image"] = (found["compute"][0], image_port)
-    if (lu.ini(api, "identity", "enabled", "false") or "").lower() == "true":
-        found["identity"] = (lu.ini(api, "identity", "listen", "0.0.0.0"),
-                             int(lu.ini(api, "identity", "listen_port",
-                                        "5000")))
+    # Keystone (gunicorn, lib/keystone) listens where clients reach it.
+    identity = lu.ini(api, "keystone_authtoken", "www_authenticate_uri")
+    if identity:
+        url = urllib.parse.urlsplit(identity)
+        found["identity"] = (url.hostname, url.port or 5000)
     return found
 
 

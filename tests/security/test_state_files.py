@@ -38,7 +38,11 @@ def _files():
     # QEMU reads the image through its group.
     add(os.path.join(lu.DATA_DIR, "images", "*", "*"), 0o640)
     add(os.path.join(lu.CONF_DIR, "*"), 0o600)
-    add(os.path.join(lu.CONF_DIR, "fernet-keys", "*"), 0o600)
+    # Keystone's config and key repositories (lib/keystone).
+    add(os.path.join(lu.CONF_DIR, "keystone", "*"), 0o600)
+    add(os.path.join(lu.CONF_DIR, "keystone", "fernet-keys", "*"), 0o600)
+    add(os.path.join(lu.CONF_DIR, "keystone", "credential-keys", "*"),
+        0o600)
     add(lu.CLOUDS_YAML, 0o600)
     add(os.path.join(lu.DEST, "openrc*"), 0o600)
     add(os.path.join(lu.LOG_DIR, "*.log"), 0o600)
@@ -47,8 +51,10 @@ def _files():
 
 def _dirs():
     """``{directory: most permissive mode allowed}``."""
-    dirs = {lu.DATA_DIR: 0o750, lu.CONF_DIR: 0o700, lu.LOG_DIR: 0o700,
-            os.path.join(lu.CONF_DIR, "fernet-keys"): 0o700}
+    dirs = {lu.DATA_DIR: 0o750, lu.CONF_DIR: 0o700, lu.LOG_DIR: 0o700}
+    for name in ("", "fernet-keys", "credential-keys"):
+        dirs[os.path.join(lu.CONF_DIR, "keystone", name).rstrip("/")] = \
+            0o700
     for path in [os.path.join(lu.DATA_DIR, "instances"),
                  os.path.join(lu.DATA_DIR, "images"),
                  os.path.join(lu.DATA_DIR, "tmp")]:
@@ -85,9 +91,10 @@ def files():
     # half-deployed lab proves nothing.
     expected = {"miniapi.conf", "minicinder.conf", "minicompute.conf",
                 "tempest.conf", "passwords", "clouds.yaml", "openrc.admin",
-                "openrc.demo", "0", "disk", "vmlinuz", "miniapi.log"}
+                "openrc.demo", "0", "disk", "vmlinuz", "miniapi.log",
+                "keystone.conf", "keystone.log", "accounts.yaml"}
     if os.path.exists(os.path.join(lu.DATA_DIR, "nova.sqlite")):
-        expected |= {"nova.sqlite", "cinder.sqlite"}
+        expected |= {"nova.sqlite", "cinder.sqlite", "keystone.sqlite"}
     missing = expected - names
     assert not missing, "lab files not found: %s" % sorted(missing)
     assert any(p.endswith("-backing-file") for p in found)

@@ -1,22 +1,29 @@
 """The whole deployment with keystone, driven by the real clients.
 
-``deployment`` starts, once per module, from a private identity (key
-file and accounts bootstrapped as devstack does):
+``deployment`` starts, once per module, a private stack that validates
+tokens at the lab's keystone (upstream Keystone, a shared service of the
+lab like RabbitMQ; ``tests/functional/keystone.py``):
 
-* miniapi: compute API, keystone v3 subset and image API, each on a free
-  port, ``auth_strategy = keystone``;
-* minicinder: real LVM + tgt volumes, ``auth_strategy = keystone``;
+* miniapi: compute API and image API, each on a free port,
+  ``auth_strategy = keystone`` (keystonemiddleware as the nova user);
+* minicinder: real LVM + tgt volumes, ``auth_strategy = keystone`` (as
+  the cinder user);
 * minicompute: a compute host with real libvirt (TCG) guests, calling
   Cinder with the user's token plus nova's service token;
 
-all on the real broker with a control exchange unique to the run. It
-writes a ``clouds.yaml`` with clouds ``ministack`` (demo) and
-``ministack-admin`` and the openrc-style environments, as devstack's
-lib/keystone does, and every command runs the installed console script
-(``openstack``, ``cinder``, ``nova``) as a subprocess.
+all on the real broker with a control exchange unique to the run. The
+stack's endpoints (and the lab's keystone, which the clients also look
+up there) are a keystone region of their own (``cl-<run>``, removed at
+the end), so the clients find them in the catalog as they find any
+cloud's. It writes a ``clouds.yaml`` with clouds ``ministack``
+(the lab's demo) and ``ministack-admin`` (admin) in that region, and the
+openrc-style environments, as devstack's lib/keystone does; every command
+runs the installed console script (``openstack``, ``cinder``, ``nova``)
+as a subprocess.
 
 Cleanup (even on failure): servers and volumes through the APIs as
-admin, then any guest domain or LV of this run, then the daemons.
+admin, then any guest domain or LV of this run, then the daemons and the
+region.
 """
 
 import json
@@ -27,8 +34,8 @@ import sys
 import pytest
 
 from tests.functional import daemons
+from tests.functional import keystone
 from tests.functional import private_stack
-from tests.functional.identity import stack
 
 BIN = os.path.dirname(sys.executable)
 
@@ -68,64 +75,83 @@ class CLI:
         return self._run([os.path.join(BIN, binary), *args], env, timeout)
 
 
-def _clouds(path, identity_url):
+def _clouds(path, lab, region):
     lines = ["clouds:"]
-    for cloud, user in (("ministack", "demo"), ("ministack-admin", "admin")):
+    for cloud in ("ministack", "ministack-admin"):
+        account = lab.accounts[cloud]
         lines += ["  %s:" % cloud, "    auth_type: password", "    auth:",
-                  "      auth_url: %s/v3" % identity_url,
-                  "      username: %s" % user,
-                  "      password: %s" % stack.PASSWORDS[user],
-                  "      project_name: %s" % user,
+                  "      auth_url: %s" % account.auth_url,
+                  "      username: '%s'" % account.username,
+                  "      password: '%s'" % account.password,
+                  "      project_name: '%s'" % account.project_name,
                   "      user_domain_name: Default",
                   "      project_domain_name: Default",
-                  "    region_name: RegionOne",
+                  "    region_name: %s" % region,
                   "    identity_api_version: 3"]
     with open(path, "w") as handle:
         handle.write("\n".join(lines) + "\n")
     os.chmod(path, 0o600)
 
 
-def _openrc(identity_url, user):
-    return {"OS_AUTH_URL": identity_url + "/v3", "OS_USERNAME": user,
-            "OS_PASSWORD": stack.PASSWORDS[user], "OS_PROJECT_NAME": user,
+def _openrc(account, region):
+    return {"OS_AUTH_URL": account.auth_url,
+            "OS_USERNAME": account.username,
+            "OS_PASSWORD": account.password,
+            "OS_PROJECT_NAME": account.project_name,
             "OS_USER_DOMAIN_NAME": "Default",
             "OS_PROJECT_DOMAIN_NAME": "Default",
-            "OS_REGION_NAME": "RegionOne", "OS_IDENTITY_API_VERSION": "3"}
+            "OS_REGION_NAME": region, "OS_IDENTITY_API_VERSION": "3"}
 
 
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory):
     private_stack.skip_unless_lab()
+    lab = keystone.LabKeystone.find()
     tmp = tmp_path_factory.mktemp("clients")
     ps = private_stack.PrivateStack(tmp, "cl")
-    key_file, nova_db = stack.bootstrap(tmp)
-    ports = stack.Ports()
-    endpoint = ports.url(ports.cinder) + "/v3/%(project_id)s"
+    api_port, image_port, cinder_port = (daemons.free_port()
+                                         for _ in range(3))
+    url = "http://127.0.0.1:%d"
+    endpoint = url % cinder_port + "/v3/%(project_id)s"
+    region = "cl-%s" % ps.run
     try:
         ps.started_daemon(daemons.start_daemon(
             "minicinder", ps.cinder_sections({
                 "DEFAULT": {"auth_strategy": "keystone",
                             "osapi_volume_listen": "127.0.0.1",
-                            "osapi_volume_listen_port": ports.cinder},
-                "identity": {"signing_key_file": key_file}}),
+                            "osapi_volume_listen_port": cinder_port},
+                "keystone_authtoken": lab.authtoken("cinder")}),
             tmp / "cinder",
-            ready=lambda d: stack.answers(ports.url(ports.cinder) + "/")))
-        ps.started_daemon(stack.start_api(
-            tmp / "api", ports, key_file, nova_db,
-            ps.common(host="clapi-%s" % ps.run, rpc_call_timeout=60),
-            str(ps.state / "images")))
+            ready=lambda d: keystone.answers(url % cinder_port + "/")))
+        ps.started_daemon(daemons.start_daemon(
+            "miniapi", ps.api_sections(endpoint, {
+                "DEFAULT": {"rpc_call_timeout": 60},
+                "api": {"listen_port": api_port, "auth_strategy": "keystone",
+                        "image_listen_port": image_port,
+                        "image_dir": str(ps.state / "images")},
+                "cinder": {"auth_strategy": "keystone", "http_retries": 0},
+                "keystone_authtoken": lab.authtoken("nova"),
+                "service_user": lab.service_user()}),
+            tmp / "api",
+            ready=lambda d: keystone.answers(url % api_port + "/")))
         ps.start_compute(endpoint, {
             "cinder": {"auth_strategy": "keystone"},
-            "service_user": stack.service_user(ports.identity_url)})
-        clouds = str(tmp / "clouds.yaml")
-        _clouds(clouds, ports.identity_url)
-        admin = CLI(clouds, "ministack-admin",
-                    _openrc(ports.identity_url, "admin"))
-        demo = CLI(clouds, "ministack", _openrc(ports.identity_url, "demo"))
-        yield {"admin": admin, "demo": demo, "image": ps.image,
-               "run": ps.run, "ports": ports, "daemons": ps.started,
-               "cinder_db": str(tmp / "cinder.sqlite")}
-        _delete_everything(admin)
+            "service_user": lab.service_user()})
+        volume_url = url % cinder_port + "/v3/$(project_id)s"
+        with lab.private_region(region, {
+                "identity": lab.auth_url,
+                "compute": url % api_port + "/v2.1",
+                "volumev3": volume_url, "block-storage": volume_url,
+                "image": url % image_port}):
+            clouds = str(tmp / "clouds.yaml")
+            _clouds(clouds, lab, region)
+            admin = CLI(clouds, "ministack-admin",
+                        _openrc(lab.admin, region))
+            demo = CLI(clouds, "ministack", _openrc(lab.demo, region))
+            yield {"admin": admin, "demo": demo, "image": ps.image,
+                   "run": ps.run, "daemons": ps.started, "lab": lab,
+                   "cinder_db": str(tmp / "cinder.sqlite")}
+            _delete_everything(admin)
     finally:
         ps.cleanup()
 

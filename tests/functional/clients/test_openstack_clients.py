@@ -237,15 +237,15 @@ def test_no_secret_in_any_log(deployment):
     import json
     import sqlite3
 
-    from tests.functional.identity import stack
+    lab = deployment["lab"]
     with sqlite3.connect(deployment["cinder_db"]) as db:
         infos = [json.loads(row[0]) for row in db.execute(
             "SELECT connection_info FROM volume_attachment "
             "WHERE connection_info IS NOT NULL")]
     chap = [i["auth_password"] for i in infos if i.get("auth_password")]
     assert chap, "the attach used no CHAP secret?"
-    secrets = STATE.get("tokens", []) + chap + \
-        list(stack.PASSWORDS.values())
+    secrets = STATE.get("tokens", []) + chap + [
+        lab.admin.password, lab.demo.password, lab.service_password]
     for daemon in deployment["daemons"]:
         log = daemon.log()
         assert log, daemon.name

@@ -1,28 +1,44 @@
-"""The real miniapi daemon serving identity, compute and image APIs with
-``auth_strategy = keystone`` (no compute host: API paths only)."""
-
-import uuid
+"""Private miniapi (compute and image APIs) and minicinder daemons that
+validate tokens at the lab's keystone (``tests/functional/keystone.py``),
+as the lab's own daemons do, but with a 2-second token cache so that a
+revocation shows within the test's patience. No compute host: API paths
+only."""
 
 import pytest
 
 from tests.functional import daemons
-from tests.functional.identity import stack
-from tests.functional.miniapi import conftest as api_conftest
+from tests.functional import keystone
+from tests.functional import private_stack
+
+CACHE_TIME = 2
 
 
 @pytest.fixture(scope="module")
-def keystone_api(tmp_path_factory):
-    if not api_conftest.broker_up():
-        pytest.skip("RabbitMQ (devstack/stack.sh) is not running")
-    tmp = tmp_path_factory.mktemp("identity")
-    key_file, nova_db = stack.bootstrap(tmp)
-    ports = stack.Ports()
-    common = {"state_path": str(tmp), "transport_url": daemons.RABBIT_URL,
-              "control_exchange": "fid-%s" % uuid.uuid4().hex[:8],
-              "rpc_call_timeout": 5}
-    image_dir = api_conftest.write_image(str(tmp / "images"))
-    daemon = stack.start_api(tmp / "api", ports, key_file, nova_db, common,
-                             image_dir)
-    yield {"daemon": daemon, "ports": ports, "key_file": key_file,
-           "bootstrap_conf": str(tmp / "bootstrap.conf")}
-    daemon.stop()
+def lab():
+    return keystone.LabKeystone.find()
+
+
+@pytest.fixture(scope="module")
+def identity_stack(lab, tmp_path_factory):
+    private_stack.skip_unless_lab()
+    ps = private_stack.PrivateStack(tmp_path_factory.mktemp("identity"),
+                                    "id")
+    image_port = daemons.free_port()
+    try:
+        cinder = ps.start_cinder({
+            "DEFAULT": {"auth_strategy": "keystone",
+                        "osapi_volume_listen": "127.0.0.1"},
+            "keystone_authtoken": lab.authtoken("cinder", CACHE_TIME)})
+        api = ps.start_api(cinder, {
+            "DEFAULT": {"rpc_call_timeout": 5},
+            "api": {"auth_strategy": "keystone",
+                    "image_listen_port": image_port},
+            "cinder": {"auth_strategy": "keystone", "http_retries": 0},
+            "keystone_authtoken": lab.authtoken("nova", CACHE_TIME),
+            "service_user": lab.service_user()})
+        yield {"lab": lab, "ps": ps, "api": api, "cinder": cinder,
+               "compute_url": api.url + "/v2.1",
+               "volume_url": cinder.url + "/v3/%s",
+               "image_url": "http://127.0.0.1:%d" % image_port}
+    finally:
+        ps.cleanup()

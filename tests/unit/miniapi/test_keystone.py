@@ -1,38 +1,37 @@
 """The compute API under ``auth_strategy = keystone``: who sees what.
 
-The real app in-process (conftest's fixtures) with a TokenValidator on a
-test key; tokens are issued by the same TokenFormatter the identity API
-uses. Policy: project isolation (404 and absent from lists), all_tenants
-and os-services for admins only (403), host fields for admins only, and
-401 with keystonemiddleware's body for missing or bad tokens.
+The real app in-process (conftest's fixtures) behind keystonemiddleware's
+auth_token, whose call to keystone is answered by
+``tests/unit/fake_keystone.py``. Policy: project isolation (404 and
+absent from lists), all_tenants and os-services for admins only (403),
+host fields for admins only, and 401 with keystonemiddleware's body for
+missing or bad tokens.
 """
 
 import pytest
-from cryptography import fernet
 
-from ministack.identity import middleware
-from ministack.identity import tokens
 from miniapi import app as app_mod
 from miniapi.compute import images as images_adapter
+from tests.unit import fake_keystone
 from tests.unit.miniapi import conftest
 
-FORMATTER = tokens.TokenFormatter(fernet.Fernet.generate_key())
-ADMIN = FORMATTER.issue("u-admin", "admin", "p-admin", "admin",
-                        [("r1", "admin"), ("r2", "member")], ["password"],
-                        3600)[0]
-DEMO = FORMATTER.issue("u-demo", "demo", "p-demo", "demo",
-                       [("r2", "member")], ["password"], 3600)[0]
+ADMIN = "unit-admin-token"
+DEMO = "unit-demo-token"
 
 
 @pytest.fixture
 def kapi(conf, engine, compute, volumes, monkeypatch):
     monkeypatch.setattr(images_adapter, "_images_module",
                         lambda: conftest.FakeImages)
+    keystone = fake_keystone.FakeKeystone(monkeypatch)
+    keystone.issue("u-admin", "p-admin", ["admin", "member", "reader"],
+                   user_name="admin", project_name="admin", token_id=ADMIN)
+    keystone.issue("u-demo", "p-demo", ["member", "reader"],
+                   user_name="demo", project_name="demo", token_id=DEMO)
     conf.set_override("auth_strategy", "keystone", group="api")
-    app = app_mod.create_app(
-        conf, transport=compute.transport, engine=engine,
-        volume_api=volumes,
-        token_validator=middleware.TokenValidator(FORMATTER))
+    fake_keystone.configure(conf)
+    app = app_mod.create_app(conf, transport=compute.transport,
+                             engine=engine, volume_api=volumes)
     return conftest.APIClient(app.test_client(), token=DEMO)
 
 
@@ -49,7 +48,7 @@ def servers(kapi):
 
 
 def test_missing_and_bad_tokens_are_401(kapi):
-    for token in ("", "admin:p-admin", ADMIN[:-3] + "xyz"):
+    for token in ("", "admin:p-admin", ADMIN[:-3] + "xyz", DEMO + " x"):
         status, body, headers = kapi.get("/v2.1/servers", token=token or " ")
         assert status == 401
         assert body["error"]["title"] == "Unauthorized"

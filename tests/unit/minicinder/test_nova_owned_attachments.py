@@ -9,20 +9,18 @@ through Nova (a service token, or the ``service`` role) succeeds without
 asking, and attachments Nova does not know (a user's legacy ``os-attach``,
 a reservation, no instance) stay free to remove. When Nova cannot be asked
 the call is refused (fail closed). Both auth strategies are covered:
-noauth here, keystone (real Fernet tokens verified by the middleware) at
-the end.
+noauth here, keystone (keystonemiddleware's auth_token, with keystone's
+answers from ``tests/unit/fake_keystone.py``) at the end.
 """
 
 import pytest
-from cryptography import fernet
 
 from minicinder import service
 from minicinder.compute import nova as nova_api
 from minicinder.db import session as db_session
 from minicinder.volume import fake
 from minicinder.volume import manager as volume_manager
-from ministack.identity import middleware
-from ministack.identity import tokens
+from tests.unit import fake_keystone
 from tests.unit.minicinder.conftest import PROJECT
 from tests.unit.minicinder.conftest import CinderClient
 from tests.unit.minicinder.conftest import FakeNova
@@ -216,28 +214,21 @@ def test_mode_null_is_the_default(cinder):
 # --- auth_strategy = keystone ----------------------------------------------
 
 @pytest.fixture
-def keystone(tmp_path):
-    """minicinder with keystone tokens and a token issuer on the same key
-    (what ``python -m ministack.identity.manage bootstrap`` writes)."""
-    key = fernet.Fernet.generate_key()
-    key_file = tmp_path / "key"
-    key_file.write_bytes(key)
+def keystone(tmp_path, monkeypatch):
+    """minicinder behind keystonemiddleware, and the tokens keystone
+    knows."""
     conf = make_conf(auth_strategy="keystone")
-    conf.set_override("signing_key_file", str(key_file), group="identity")
+    fake_keystone.configure(conf)
     database = db_session.Database("sqlite:///%s" % (tmp_path / "c.sqlite"))
     database.upgrade()
     nova = FakeNova()
     svc = service.CinderService(
         conf, database, fake.FakeDriver(),
-        executor=volume_manager.InlineExecutor(),
-        token_validator=middleware.TokenValidator.from_conf(conf),
-        compute=nova)
-    formatter = tokens.TokenFormatter(key)
+        executor=volume_manager.InlineExecutor(), compute=nova)
+    issuer = fake_keystone.FakeKeystone(monkeypatch)
 
     def token(user, roles, project=PROJECT):
-        return formatter.issue(user, user, project, project,
-                               [(r, r) for r in roles], ["password"],
-                               3600)[0]
+        return issuer.issue(user, project, roles)
     yield CinderClient(svc.app), token, nova
     svc.stop()
 
@@ -256,14 +247,16 @@ def test_keystone_needs_a_service_token_with_the_service_role(keystone):
                        headers=demo).status_code == 204
     nova.attach(INSTANCE, vol, att)
     url = "/attachments/%s" % att
-    # The user alone, or with a service token lacking the service role.
+    # The user alone.
     assert _is_nova_conflict(client.delete(url, headers=demo))
+    # A service token lacking the service role is no service token
+    # (keystonemiddleware, service_token_roles_required): 401, as a
+    # forged one (noauth's "any X-Service-Token" does not apply).
     not_service = token("nova", ["admin"], project="service")
-    assert _is_nova_conflict(client.delete(url, headers=dict(
-        demo, **{"X-Service-Token": not_service})))
-    # noauth's "any X-Service-Token" does not apply: a forged one is 401.
-    assert client.delete(url, headers=dict(
-        demo, **{"X-Service-Token": "nova"})).status_code == 401
+    for forged in (not_service, "nova"):
+        assert client.delete(url, headers=dict(
+            demo, **{"X-Service-Token": forged})).status_code == 401
+    assert _is_nova_conflict(client.delete(url, headers=demo))
     service_token = token("nova", ["admin", "service"], project="service")
     resp = client.delete(url, headers=dict(
         demo, **{"X-Service-Token": service_token}))

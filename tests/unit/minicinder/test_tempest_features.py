@@ -418,3 +418,8 @@ def test_tempest_attach_detach_and_force_detach(cinder, nova):
     shown = member.volume(vol)
     assert (shown["status"], shown["attachments"]) == ("available", [])
     assert (INSTANCE, vol) in nova.asked
+
+
+def test_quota_target_too_long_for_the_database(cinder):
+    _fault(cinder.put("/os-quota-sets/%s" % ("p" * 256),
+                      {"quota_set": {"volumes": 1}}), 400)
