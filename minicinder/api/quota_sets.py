@@ -29,11 +29,19 @@ def _api():
     return common.services().quotas
 
 
+def _target(target):
+    """A project id the database can hold (a longer one names nothing)."""
+    if len(target) > 255:
+        raise exception.InvalidInput(
+            reason="Invalid project id %s..." % target[:40])
+    return target
+
+
 @bp.get("/os-quota-sets/<target>")
 def show(target):
     params = validation.query(("usage",))
     usage = validation.boolean(params.get("usage", False), "usage")
-    quota_set = _api().get(common.context(), target, usage=usage)
+    quota_set = _api().get(common.context(), _target(target), usage=usage)
     return flask.jsonify({"quota_set": dict(quota_set, id=target)})
 
 
@@ -41,7 +49,7 @@ def show(target):
 def defaults(target):
     validation.query(())
     return flask.jsonify({"quota_set": dict(
-        _api().defaults(common.context(), target), id=target)})
+        _api().defaults(common.context(), _target(target)), id=target)})
 
 
 @bp.put("/os-quota-sets/<target>")
@@ -60,10 +68,10 @@ def update(target):
                 % (value, name))
         values[name] = int(text)
     return flask.jsonify({"quota_set": _api().update(
-        common.context(), target, values, skip_validation)})
+        common.context(), _target(target), values, skip_validation)})
 
 
 @bp.delete("/os-quota-sets/<target>")
 def delete(target):
-    _api().delete(common.context(), target)
+    _api().delete(common.context(), _target(target))
     return "", 200
