@@ -2,9 +2,10 @@
 
 ``postgresql_urls`` and ``mariadb_urls`` each start a server of their own
 in a temporary directory on a free port (never the system instance: the
-lab may be using the machine), create the ``nova`` and ``cinder``
-databases and a password-authenticated ``ministack`` user, and return
-``{"nova": url, "cinder": url, "restart": callable}``: the URLs the
+lab may be using the machine), create the ``keystone``, ``nova`` and
+``cinder`` databases (lib/database's) and a password-authenticated
+``ministack`` user, and return ``{"keystone": url, "nova": url, "cinder":
+url, "restart": callable}``: the URLs the
 daemons would have in ``[database] connection``, and a way to restart the
 server under them (every connection dropped). ``sqlite_urls`` is the
 default deployment's files, as a baseline.
@@ -96,6 +97,7 @@ def postgresql_urls(request):
         tmp, port)
     _admin_execute(admin, [
         "CREATE ROLE ministack LOGIN PASSWORD '%s'" % PASSWORD,
+        "CREATE DATABASE keystone OWNER ministack",
         "CREATE DATABASE nova OWNER ministack",
         "CREATE DATABASE cinder OWNER ministack",
     ])
@@ -108,8 +110,8 @@ def postgresql_urls(request):
                          "-o", options, "-m", "fast", "-w", "-t", "60",
                          "restart", timeout=120)
 
-    return {"nova": base + "nova", "cinder": base + "cinder",
-            "restart": restart}
+    return {"keystone": base + "keystone", "nova": base + "nova",
+            "cinder": base + "cinder", "restart": restart}
 
 
 # --- MariaDB ------------------------------------------------------------
@@ -191,13 +193,16 @@ def mariadb_urls(request):
     _start_server()
     _admin_execute(admin, [
         "CREATE USER 'ministack'@'127.0.0.1' IDENTIFIED BY '%s'" % PASSWORD,
+        "CREATE DATABASE keystone CHARACTER SET utf8mb4",
         "CREATE DATABASE nova CHARACTER SET utf8mb4",
         "CREATE DATABASE cinder CHARACTER SET utf8mb4",
+        "GRANT ALL ON keystone.* TO 'ministack'@'127.0.0.1'",
         "GRANT ALL ON nova.* TO 'ministack'@'127.0.0.1'",
         "GRANT ALL ON cinder.* TO 'ministack'@'127.0.0.1'",
     ])
     base = "mysql+pymysql://ministack:%s@127.0.0.1:%d/" % (PASSWORD, port)
-    return {"nova": base + "nova?charset=utf8mb4",
+    return {"keystone": base + "keystone?charset=utf8mb4",
+            "nova": base + "nova?charset=utf8mb4",
             "cinder": base + "cinder?charset=utf8mb4", "restart": restart}
 
 
@@ -208,7 +213,8 @@ def mariadb_urls(request):
 def sqlite_urls(tmp_path_factory):
     """Files, as devstack's default sqlite:///$DATA_DIR/<db>.sqlite."""
     tmp = tmp_path_factory.mktemp("sqlite")
-    return {"nova": "sqlite:///%s/nova.sqlite" % tmp,
+    return {"keystone": "sqlite:///%s/keystone.sqlite" % tmp,
+            "nova": "sqlite:///%s/nova.sqlite" % tmp,
             "cinder": "sqlite:///%s/cinder.sqlite" % tmp}
 
 
