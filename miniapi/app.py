@@ -117,6 +117,8 @@ def create_app(conf, transport=None, engine=None, volume_api=None,
     app.config["INSTANCE_NAME_TEMPLATE"] = conf.instance_name_template
     app.json.sort_keys = False
     app.url_map.strict_slashes = False
+    # No redirect for "//": its Location would echo any long path back.
+    app.url_map.merge_slashes = False
 
     for blueprint in (versions.bp, servers.bp, volume_attachments.bp,
                       instance_actions.bp, flavors.bp, flavor_manage.bp,

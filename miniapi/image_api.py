@@ -133,6 +133,8 @@ def create_app(image_dir, auth_strategy="noauth", conf=None,
     app = flask.Flask("miniapi.image")
     app.json.sort_keys = False
     app.url_map.strict_slashes = False
+    # No redirect for "//": its Location would echo any long path back.
+    app.url_map.merge_slashes = False
     app.config["IMAGE_DIR"] = image_dir
     app.register_blueprint(bp)
     app.register_error_handler(exception.MinistackException, _domain_error)

@@ -7,14 +7,109 @@ would refuse. DevStack avoids it by running keystone under uwsgi's
 ``wsgi-file``; here the argv is cut to the program name before the
 import. The config file is named by keystone's own variable,
 ``OS_KEYSTONE_CONFIG_FILES`` (lib/keystone sets it).
+
+:class:`AuthBodyCheck` sits in front of keystone for ``POST
+/v3/auth/tokens`` only: keystone 30.0.0 answers 500 to some malformed
+login bodies (an application credential's ``user.domain`` as a string,
+``user.id`` as an object, lists for names, deeply nested JSON, lone
+surrogates). Those get keystone's own 400 instead; every well-formed
+body reaches keystone untouched (README, "Deviations").
 """
 
+import io
+import json
 import os
 import sys
+
+_MAX_BODY = 114688   # keystone's own sizelimit answers larger bodies
+
+
+def _bad_text(value):
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_bad_text(k) or _bad_text(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_bad_text(v) for v in value)
+    return False
+
+
+def _bad_user(user):
+    """Why a password or application-credential ``user`` would make
+    keystone fail, or None."""
+    if not isinstance(user, dict):
+        return "user must be an object"
+    for key in ("id", "name", "password"):
+        if key in user and not isinstance(user[key], str):
+            return "user.%s must be a string" % key
+    domain = user.get("domain")
+    if domain is not None:
+        if not isinstance(domain, dict):
+            return "user.domain must be an object"
+        for key in ("id", "name"):
+            if key in domain and not isinstance(domain[key], str):
+                return "user.domain.%s must be a string" % key
+    return None
+
+
+def problem(body):
+    """What is wrong with an auth request body, or None."""
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return "Malformed request body."
+    if _bad_text(data):
+        return "Invalid Unicode text in the request body."
+    identity = data.get("auth", {}).get("identity") \
+        if isinstance(data, dict) and isinstance(data.get("auth"), dict) \
+        else None
+    if not isinstance(identity, dict):
+        return None     # keystone's own schema answers this one
+    for method in ("password", "application_credential"):
+        section = identity.get(method)
+        if isinstance(section, dict) and "user" in section:
+            reason = _bad_user(section["user"])
+            if reason:
+                return "Invalid input for field '%s': %s" % (method, reason)
+    return None
+
+
+class AuthBodyCheck:
+    """400 in keystone's error shape for the bodies keystone 500s on."""
+
+    def __init__(self, app):
+        self.app = app
+
+    def __call__(self, environ, start_response):
+        if environ.get("REQUEST_METHOD") == "POST" and environ.get(
+                "PATH_INFO", "").rstrip("/") == "/v3/auth/tokens":
+            try:
+                length = int(environ.get("CONTENT_LENGTH") or 0)
+            except ValueError:
+                length = 0
+            if 0 < length <= _MAX_BODY:
+                body = environ["wsgi.input"].read(length)
+                environ["wsgi.input"] = io.BytesIO(body)
+                reason = problem(body)
+                if reason:
+                    data = json.dumps({"error": {
+                        "code": 400, "title": "Bad Request",
+                        "message": reason}}).encode()
+                    start_response("400 Bad Request", [
+                        ("Content-Type", "application/json"),
+                        ("Content-Length", str(len(data)))])
+                    return [data]
+        return self.app(environ, start_response)
 
 if not os.environ.get("OS_KEYSTONE_CONFIG_FILES"):
     raise SystemExit("keystone_wsgi: set OS_KEYSTONE_CONFIG_FILES to the "
                      "path of keystone.conf")
 sys.argv = sys.argv[:1]
 
-from keystone.wsgi.api import application  # noqa: E402,F401
+from keystone.wsgi.api import application as _keystone  # noqa: E402
+
+application = AuthBodyCheck(_keystone)

@@ -66,7 +66,7 @@ def request_json():
         raise exception.Invalid(message="Malformed request body")
     try:
         data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise exception.Invalid(
             message="Malformed request body") from None
     found = wsgi.bad_text(data)

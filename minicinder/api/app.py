@@ -68,6 +68,7 @@ def create_app(conf, volume_api, attachment_api, actions):
     # Upstream's routes have no trailing slash: /volumes/ is a 404 (not
     # the list), except version discovery (versions.py takes both).
     app.url_map.strict_slashes = True
+    app.url_map.merge_slashes = False
     for blueprint in (versions.bp, volumes.bp, volume_types.bp,
                       attachments.bp, volume_actions.bp, volume_metadata.bp,
                       limits.bp, extensions.bp, availability_zones.bp,

@@ -41,7 +41,7 @@ def body(schema, max_size):
         raise exception.InvalidInput(reason="The request body is empty.")
     try:
         data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise exception.InvalidInput(reason="Malformed request body.")
     check_text(data)
     validate(data, schema)
@@ -127,7 +127,8 @@ def paging(params):
         if limit < 0:
             raise exception.InvalidInput(
                 reason="limit param must be an integer >= 0")
-        page["limit"] = limit
+        # Past any real list's length; keeps the number within SQL's int.
+        page["limit"] = min(limit, 2 ** 31 - 1)
     if "marker" in params:
         page["marker"] = params.pop("marker")
     return page

@@ -23,7 +23,10 @@ def _translate_common(exc):
     """Map a client exception that has no resource-specific meaning."""
     if isinstance(exc, cinder_exception.BadRequest):
         return ms_exception.InvalidInput(reason=_reason(exc))
-    if isinstance(exc, cinder_exception.Forbidden):
+    if isinstance(exc, (cinder_exception.Forbidden,
+                        cinder_exception.OverLimit)):
+        # Over Cinder's quota is a 403 from nova, as upstream's
+        # translate_volume_exception makes it.
         return ms_exception.Forbidden(_reason(exc))
     if getattr(exc, "code", None) == 409:   # cinderclient has no Conflict
         return ms_exception.Conflict(reason=_reason(exc))
