@@ -6,6 +6,9 @@ The compute's own reconciler would repair most of these too, after its
 is checked here is the audit. Each case starts from one attached volume.
 """
 
+import os
+import shutil
+import tempfile
 import uuid
 
 import pytest
@@ -82,8 +85,16 @@ def test_disk_removed_with_virsh(stack, guest, volumes):
 def test_disk_added_with_virsh(stack, guest, volumes, tmp_path):
     """A disk whose serial is a volume id nova knows nothing about."""
     dom = stack["probe"].domain_name(guest)
-    backing = tmp_path / "stray.img"
-    backing.write_bytes(b"\0" * (1 << 20))
+    # QEMU runs as libvirt-qemu: the image must sit where it can reach it
+    # (the lab's tmp directory), not in pytest's private tmp_path.
+    lab_tmp = os.path.join(private_stack.LAB_DATA_DIR, "tmp")
+    os.makedirs(lab_tmp, exist_ok=True)
+    stray_dir = tempfile.mkdtemp(prefix="stray-", dir=lab_tmp)
+    os.chown(stray_dir, -1, os.stat(private_stack.LAB_DATA_DIR).st_gid)
+    os.chmod(stray_dir, 0o750)
+    backing = os.path.join(stray_dir, "stray.img")
+    with open(backing, "wb") as f:
+        f.write(b"\0" * (1 << 20))
     xml = tmp_path / "disk.xml"
     xml.write_text(
         "<disk type='file' device='disk'><driver name='qemu' type='raw'/>"
@@ -98,6 +109,7 @@ def test_disk_added_with_virsh(stack, guest, volumes, tmp_path):
         _find_and_fix(stack, "disk_without_bdm")
     finally:
         checks.signal_daemon(stack["compute"], checks.SIGCONT)
+        shutil.rmtree(stray_dir, ignore_errors=True)
     checks.assert_clean(stack, guest, [])
 
 
