@@ -12,6 +12,7 @@ import os
 import shutil
 import uuid
 
+from ministack import exception
 from ministack import executor
 
 OPEN_ISCSI_FILE = "/etc/iscsi/initiatorname.iscsi"
@@ -55,6 +56,6 @@ def kernel_available():
         return True
     try:
         executor.execute("modprobe", "iscsi_tcp", timeout=20)
-    except Exception:
+    except exception.ProcessExecutionError:   # logged by the executor
         return False
     return os.path.isdir("/sys/module/iscsi_tcp")
