@@ -33,10 +33,12 @@ from minicinder.volume import lvm
 from minicinder.volume import tgt
 from minicompute.virt.libvirt import config
 from minicompute.virt.libvirt import guest_agent
+from minicompute.virt.libvirt import instance_files
 from ministack import executor
 from ministack import images
 
-IMAGES = "/var/lib/ministack/images"
+STATE_DIR = "/var/lib/ministack"
+IMAGES = os.path.join(STATE_DIR, "images")
 DAEMONS = ("miniapi", "minicompute", "minicinder")
 STATUS_DIR = "/opt/stack/status"
 
@@ -155,15 +157,16 @@ class Floor:
 
     def boot(self, image, memory_mb, virt_type):
         """A transient guest like nova's (same builder, image, flavor)."""
-        self.tmp = tempfile.mkdtemp(prefix="bench-floor-")
-        disk = os.path.join(self.tmp, "disk")
-        executor.execute("qemu-img", "create", "-f", "qcow2", "-F",
-                         image.get("disk_format", "qcow2"), "-b",
-                         image["disk"], disk)
+        # In the lab's tmp directory, which QEMU's group may traverse.
+        self.tmp = tempfile.mkdtemp(prefix="bench-floor-",
+                                    dir=os.path.join(STATE_DIR, "tmp"))
+        os.chmod(self.tmp, 0o750)
+        files = instance_files.create_boot_files(image, self.tmp)
         xml = config.domain_xml(
             "bench-floor-%s" % self.run, str(uuid.uuid4()),
-            kernel=image["kernel"], initrd=image["initrd"],
-            cmdline=image["cmdline"], root_disk=disk, memory_mib=memory_mb,
+            kernel=files["kernel"], initrd=files["initrd"],
+            cmdline=image["cmdline"], root_disk=files["disk"],
+            memory_mib=memory_mb,
             virt_type=virt_type)
         self.domain = self.conn.createXML(xml, 0)
         guest_agent.wait_for_agent(self.domain, timeout=180)

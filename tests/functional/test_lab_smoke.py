@@ -36,7 +36,6 @@ import uuid
 
 import pytest
 
-from ministack import executor
 from ministack import images
 
 libvirt = pytest.importorskip("libvirt")
@@ -45,6 +44,7 @@ from minicinder.volume import lvm as lvm_adapter  # noqa: E402
 from minicinder.volume import tgt as tgt_adapter  # noqa: E402
 from minicompute.virt.libvirt import config  # noqa: E402
 from minicompute.virt.libvirt import guest_agent  # noqa: E402
+from minicompute.virt.libvirt import instance_files  # noqa: E402
 
 URI = os.environ.get("MINISTACK_LIBVIRT_URI", "qemu:///system")
 STATE_DIR = os.environ.get("MINISTACK_STATE_DIR", "/var/lib/ministack")
@@ -193,12 +193,11 @@ def test_iscsi_volume_hotplug_round_trip(lab, cleanups):
     work_dir = tempfile.mkdtemp(prefix="smoke-%s-" % suffix, dir=tmp_root)
     cleanups.add("remove work dir", shutil.rmtree, work_dir)
     os.chmod(work_dir, 0o755)
-    overlay = os.path.join(work_dir, "disk.qcow2")
-    executor.execute("qemu-img", "create", "-q", "-f", "qcow2", "-F",
-                     image["disk_format"], "-b", image["disk"], overlay)
+    files = instance_files.create_boot_files(image, work_dir)
     xml = config.domain_xml(
-        name, str(uuid.uuid4()), kernel=image["kernel"],
-        initrd=image["initrd"], cmdline=image["cmdline"], root_disk=overlay,
+        name, str(uuid.uuid4()), kernel=files["kernel"],
+        initrd=files["initrd"], cmdline=image["cmdline"],
+        root_disk=files["disk"],
         virt_type=virt_type(),
         console_log=os.path.join(work_dir, "console.log"))
     start = time.monotonic()

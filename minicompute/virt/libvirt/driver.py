@@ -1,17 +1,11 @@
 """The libvirt compute driver: real QEMU guests and hot-plugged volumes.
 
-Guests are direct-kernel-boot domains named ``instance-%08x`` whose root
-disk is a qcow2 overlay (``<instances_path>/<uuid>/disk``) over the
-registered image's disk, so the image is never written. XML comes from
-``config.py``; libvirt itself only through ``host.py`` / ``guest.py``.
-
-Files and QEMU's user: libvirt runs QEMU as an unprivileged user (Debian's
-``libvirt-qemu``) and, with ``dynamic_ownership``, gives that user each
-disk file of a guest while it runs. QEMU still has to traverse the
-directories to open them, and nobody else should: an instance directory
-takes the group of ``instances_path`` (which the deployment gives to
-QEMU's group) with mode 0750, and the overlay is 0600, whatever this
-daemon's umask.
+Guests are direct-kernel-boot domains named ``instance-%08x`` that boot
+from their own files in ``<instances_path>/<uuid>/`` (a qcow2 overlay over
+the registered image's disk, so the image is never written, and copies of
+its kernel and ramdisk; ``instance_files.py`` says why and with which
+permissions). XML comes from ``config.py``; libvirt itself only through
+``host.py`` / ``guest.py``.
 
 Volumes: a per-``driver_volume_type`` volume driver connects the volume on
 the host and builds the ``<disk>``; this module hot-plugs it live and into
@@ -34,24 +28,13 @@ from minicompute.virt.libvirt import console
 from minicompute.virt.libvirt import guest_agent
 from minicompute.virt.libvirt import host as libvirt_host
 from minicompute.virt.libvirt import initiator
+from minicompute.virt.libvirt import instance_files
 from minicompute.virt.libvirt import reboot as reboot_mod
 from minicompute.virt.libvirt.volume import iscsi
 from minicompute.virt.libvirt.volume import local
 from ministack import executor
 
 LOG = logging.getLogger(__name__)
-
-
-def make_instance_dir(path):
-    """Create (or fix) an instance directory: owner root, group that of
-    its parent (``instances_path``), mode 0750.
-
-    QEMU, running as a user in that group, reaches the disk inside;
-    other local users cannot even list the directory.
-    """
-    os.makedirs(path, exist_ok=True)
-    os.chown(path, -1, os.stat(os.path.dirname(path)).st_gid)
-    os.chmod(path, 0o750)
 
 
 class LibvirtDriver(driver.ComputeDriver):
@@ -110,18 +93,13 @@ class LibvirtDriver(driver.ComputeDriver):
             image = images.get_image(
                 image_id, root=os.path.join(self.conf.state_path, "images"))
         inst_dir = self._instance_dir(instance)
-        disk = os.path.join(inst_dir, "disk")
         try:
-            make_instance_dir(inst_dir)
-            executor.execute(
-                "qemu-img", "create", "-f", "qcow2", "-F",
-                image.get("disk_format", "qcow2"), "-b", image["disk"], disk)
-            # The guest's data: libvirt hands it to QEMU's user at start.
-            os.chmod(disk, 0o600)
+            instance_files.make_instance_dir(inst_dir)
+            files = instance_files.create_boot_files(image, inst_dir)
             xml = config.domain_xml(
-                instance["name"], instance["uuid"], kernel=image["kernel"],
-                initrd=image["initrd"], cmdline=image["cmdline"],
-                root_disk=disk, memory_mib=flavor["memory_mb"],
+                instance["name"], instance["uuid"], kernel=files["kernel"],
+                initrd=files["initrd"], cmdline=image["cmdline"],
+                root_disk=files["disk"], memory_mib=flavor["memory_mb"],
                 vcpus=flavor["vcpus"],
                 virt_type=self.conf.libvirt.virt_type,
                 console_log=os.path.join(inst_dir, "console.log"))
