@@ -250,7 +250,9 @@ class ContextMiddleware:
     at keystone with the ``[keystone_authtoken]`` options of ``conf``, and
     the context comes from the headers it sets, never from the client's. A
     missing, invalid, expired or revoked token gets keystonemiddleware's
-    401. Version discovery (``GET /``, ``GET /v3/``...) needs no token.
+    401, and so does, without asking keystone, a token no keystone could
+    have issued (:func:`~ministack.identity.authtoken.malformed_token`).
+    Version discovery (``GET /``, ``GET /v3/``...) needs no token.
     Whether a project in the URL is the token's is the application's
     check, made once the route is known (:func:`url_project_mismatch`), as
     upstream's ``Resource`` makes it.
@@ -292,6 +294,7 @@ class ContextMiddleware:
             from ministack.identity import authtoken
             self.auth_token = authtoken.auth_protocol(self._keystone_context,
                                                       conf)
+            self.unauthorized_headers = authtoken.unauthorized_headers(conf)
         elif auth_strategy != "noauth":
             raise exception.ConfigError(
                 reason="unknown auth_strategy %r" % auth_strategy)
@@ -329,6 +332,10 @@ class ContextMiddleware:
                 roles=[], request_id=request_id,
                 global_request_id=global_request_id, overwrite=True)
             return self.app(environ, _start_response)
+        if authtoken.malformed_token(environ):
+            return _json_response(_start_response, 401,
+                                  authtoken.UNAUTHORIZED_BODY,
+                                  self.unauthorized_headers)
         return self.auth_token(environ, _start_response)
 
     def _keystone_context(self, environ, start_response):

@@ -8,12 +8,14 @@ would refuse. DevStack avoids it by running keystone under uwsgi's
 import. The config file is named by keystone's own variable,
 ``OS_KEYSTONE_CONFIG_FILES`` (lib/keystone sets it).
 
-:class:`AuthBodyCheck` sits in front of keystone for ``POST
-/v3/auth/tokens`` only: keystone 30.0.0 answers 500 to some malformed
-login bodies (an application credential's ``user.domain`` as a string,
-``user.id`` as an object, lists for names, deeply nested JSON, lone
-surrogates). Those get keystone's own 400 instead; every well-formed
-body reaches keystone untouched (README, "Deviations").
+:class:`AuthBodyCheck` sits in front of keystone: keystone 30.0.0
+answers 500 to JSON nested past the parser's depth and to lone
+surrogates in any request body (it parses the body of every method,
+even ``GET``), and to some malformed login bodies on ``POST
+/v3/auth/tokens`` (an application credential's ``user.domain`` as a
+string, ``user.id`` as an object, lists for names). Those get keystone's
+own 400 instead; every well-formed body reaches keystone untouched
+(README, "Deviations").
 """
 
 import io
@@ -56,6 +58,21 @@ def _bad_user(user):
     return None
 
 
+def body_problem(body):
+    """What keystone would 500 on in any request body, or None: JSON
+    nested past the parser's depth, text that is not Unicode. (Any other
+    body that is not JSON gets keystone's own 400.)"""
+    try:
+        data = json.loads(body)
+    except RecursionError:
+        return "Malformed request body."
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if _bad_text(data):
+        return "Invalid Unicode text in the request body."
+    return None
+
+
 def problem(body):
     """What is wrong with an auth request body, or None."""
     try:
@@ -78,6 +95,11 @@ def problem(body):
     return None
 
 
+def _is_login(environ):
+    return environ.get("REQUEST_METHOD") == "POST" and environ.get(
+        "PATH_INFO", "").rstrip("/") == "/v3/auth/tokens"
+
+
 class AuthBodyCheck:
     """400 in keystone's error shape for the bodies keystone 500s on."""
 
@@ -85,25 +107,25 @@ class AuthBodyCheck:
         self.app = app
 
     def __call__(self, environ, start_response):
-        if environ.get("REQUEST_METHOD") == "POST" and environ.get(
-                "PATH_INFO", "").rstrip("/") == "/v3/auth/tokens":
-            try:
-                length = int(environ.get("CONTENT_LENGTH") or 0)
-            except ValueError:
-                length = 0
-            if 0 < length <= _MAX_BODY:
-                body = environ["wsgi.input"].read(length)
-                environ["wsgi.input"] = io.BytesIO(body)
-                reason = problem(body)
-                if reason:
-                    data = json.dumps({"error": {
-                        "code": 400, "title": "Bad Request",
-                        "message": reason}}).encode()
-                    start_response("400 Bad Request", [
-                        ("Content-Type", "application/json"),
-                        ("Content-Length", str(len(data)))])
-                    return [data]
+        try:
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        if 0 < length <= _MAX_BODY:
+            body = environ["wsgi.input"].read(length)
+            environ["wsgi.input"] = io.BytesIO(body)
+            reason = problem(body) if _is_login(environ) \
+                else body_problem(body)
+            if reason:
+                data = json.dumps({"error": {
+                    "code": 400, "title": "Bad Request",
+                    "message": reason}}).encode()
+                start_response("400 Bad Request", [
+                    ("Content-Type", "application/json"),
+                    ("Content-Length", str(len(data)))])
+                return [data]
         return self.app(environ, start_response)
+
 
 if not os.environ.get("OS_KEYSTONE_CONFIG_FILES"):
     raise SystemExit("keystone_wsgi: set OS_KEYSTONE_CONFIG_FILES to the "

@@ -19,7 +19,12 @@ then ``keystonecontext`` (``NovaKeystoneContext``,
   upstream), refused when no user was confirmed;
 * :func:`is_public` says which requests skip both: version discovery
   (``GET /``, ``GET /v2.1``, ``GET /v3/``), which upstream's paste
-  pipelines route around auth_token.
+  pipelines route around auth_token;
+* :func:`malformed_token` names a token no keystone could have issued
+  (too long, or not printable ASCII): it gets auth_token's 401 without
+  a trip to keystone. Passed on, a 20000-byte token overflows keystone's
+  header limit and auth_token answers 503 "Keystone unavailable" to a
+  client error (a ministack deviation, README).
 
 ``ministack.wsgi.ContextMiddleware`` wires them together.
 """
@@ -39,6 +44,35 @@ PUBLIC_PATH_RE = re.compile(r"^/(v[0-9][0-9.]*/?)?$")
 UNAUTHORIZED_BODY = {"error": {
     "code": 401, "title": "Unauthorized",
     "message": "The request you have made requires authentication."}}
+
+
+#: Fernet tokens are about 200 bytes (keystone's ``max_token_size`` is
+#: 255) and JWS tokens under 1 KiB; keystone's server refuses header
+#: fields past 16 KiB, which auth_token would report as keystone down.
+MAX_TOKEN_BYTES = 8192
+_TOKEN_RE = re.compile(r"[\x21-\x7e]{1,%d}\Z" % MAX_TOKEN_BYTES)
+_TOKEN_HEADERS = (("HTTP_X_AUTH_TOKEN", "X-Auth-Token"),
+                  ("HTTP_X_SERVICE_TOKEN", "X-Service-Token"))
+
+
+def malformed_token(environ):
+    """The header carrying a token keystone cannot have issued (longer
+    than :data:`MAX_TOKEN_BYTES`, or with bytes outside printable ASCII),
+    or None. An absent or empty header is auth_token's to judge."""
+    for key, name in _TOKEN_HEADERS:
+        value = environ.get(key)
+        if value and not _TOKEN_RE.match(value):
+            return name
+    return None
+
+
+def unauthorized_headers(conf):
+    """auth_token's ``WWW-Authenticate`` header for a 401 answered
+    before it (``[keystone_authtoken] www_authenticate_uri``)."""
+    group = conf[GROUP]
+    uri = getattr(group, "www_authenticate_uri", None) or \
+        getattr(group, "auth_uri", None)
+    return [("WWW-Authenticate", 'Keystone uri="%s"' % uri)] if uri else []
 
 
 def is_public(environ):

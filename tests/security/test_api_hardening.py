@@ -393,6 +393,52 @@ def test_request_body_limit_on_every_service(conf, demo_session):
                                                             body)
 
 
+def test_tokens_no_keystone_issues_are_401_not_503(conf, demo_session):
+    """A 20000-byte X-Auth-Token, passed on to keystone, overflowed its
+    header limit and auth_token answered 503 "Keystone unavailable";
+    non-ASCII and a long X-Service-Token likewise. Every service answers
+    auth_token's 401, with its WWW-Authenticate. (Control characters
+    never get that far: the HTTP server answers 400 "Invalid header".)"""
+    urls = [demo_session.compute_endpoint + "/servers",
+            demo_session.volume_endpoint + "/volumes",
+            _catalog_url(conf, conf.user, "image") + "/v2/images"]
+    bad = [{"X-Auth-Token": "x" * 20000},
+           {"X-Auth-Token": "x" * 9000},
+           {"X-Auth-Token": "caf\xe9"},
+           {"X-Auth-Token": demo_session.token,
+            "X-Service-Token": "y" * 20000}]
+    for url in urls:
+        for headers in bad:
+            resp = requests.get(url, headers=headers, timeout=30)
+            assert resp.status_code == 401, (url, resp.status_code,
+                                             resp.text[:200])
+            assert resp.headers["WWW-Authenticate"].startswith(
+                'Keystone uri="'), url
+            assert resp.json()["error"]["code"] == 401
+        assert requests.get(url, timeout=30, headers={
+            "X-Auth-Token": demo_session.token}).status_code == 200
+
+
+@pytest.mark.parametrize("method, path", [
+    ("GET", "/v3/endpoints"), ("GET", "/v3/projects"),
+    ("PATCH", "/v3/users/%s"), ("POST", "/v3/auth/tokens")])
+def test_keystone_refuses_deep_nesting_on_every_route(conf, admin_session,
+                                                      method, path):
+    """Keystone parses the body of every request, GET included, and
+    answered 500 to JSON nested past the parser's depth, and to lone
+    surrogates: now 400 in its error shape."""
+    token = {"X-Auth-Token": admin_session.token,
+             "Content-Type": "application/json"}
+    url = conf.auth_url + (path % uuid.uuid4().hex if "%s" in path
+                           else path)
+    for body in ("[" * 100000, '{"user": {"name": "\\ud800"}}'):
+        resp = requests.request(method, url, data=body, headers=token,
+                                timeout=30)
+        assert resp.status_code == 400, (method, path, resp.status_code,
+                                         resp.text[:200])
+        assert resp.json()["error"]["title"] == "Bad Request"
+
+
 # -- Low: the project in the URL is the token's ------------------------------
 
 def test_url_naming_another_project_is_malformed(demo_session,

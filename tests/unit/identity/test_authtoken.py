@@ -201,3 +201,26 @@ def test_keystone_without_authtoken_config_fails_at_construction():
         wsgi.ContextMiddleware(lambda e, s: [], auth_strategy="keystone",
                                conf=bare)
     assert "[keystone_authtoken] auth_type" in str(err.value)
+
+
+def test_tokens_no_keystone_issues_get_401_without_asking_it(app, keystone):
+    """A 20000-byte token passed on overflowed keystone's header limit
+    and auth_token answered 503; control characters and non-ASCII the
+    same. They are refused as auth_token refuses an unknown token."""
+    good = keystone.issue("u1", "p1", ["member"])
+    for headers in ({"X-Auth-Token": "x" * 20000},
+                    {"X-Auth-Token": "x" * (authtoken.MAX_TOKEN_BYTES + 1)},
+                    {"X-Auth-Token": "abc\x01def"},
+                    {"X-Auth-Token": "caf\xe9"},
+                    {"X-Auth-Token": "two words"},
+                    {"X-Auth-Token": good, "X-Service-Token": "y" * 9000}):
+        status, hdrs, body = _call(app, "/v3/p1/volumes", headers)
+        assert status == 401, headers
+        assert hdrs["WWW-Authenticate"] == \
+            'Keystone uri="%s"' % fake_keystone.WWW_AUTHENTICATE
+        assert json.loads(body) == authtoken.UNAUTHORIZED_BODY
+    assert good not in keystone.fetched
+    # A well-formed token at the limit still goes to keystone.
+    assert authtoken.malformed_token(
+        {"HTTP_X_AUTH_TOKEN": "x" * authtoken.MAX_TOKEN_BYTES}) is None
+    assert _call(app, "/v3/p1/volumes", {"X-Auth-Token": good})[0] == 200
