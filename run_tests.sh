@@ -2,9 +2,8 @@
 # The test command: bring up the lab, then run the test tiers.
 #
 #   ./run_tests.sh            # everything: stack.sh, unit, functional,
-#                             # tempest-style, security
-#   ./run_tests.sh fuzz       # the fuzz tier (not in the default run yet:
-#                             # it still finds 5xx, see tests/fuzz/README.md)
+#                             # tempest-style, security, fuzz
+#   ./run_tests.sh fuzz       # the fuzz tier (tests/fuzz/README.md)
 #   ./run_tests.sh unit       # one tier (unit needs no root and no lab)
 #
 # It must work on a fresh Debian 12 machine as root: devstack/stack.sh
@@ -21,7 +20,7 @@ export MINISTACK_SHARED_FAULTS=${MINISTACK_SHARED_FAULTS:-1}
 # A missing lab is a failure, not a skip, when the lab was just brought up.
 export MINISTACK_REQUIRE_LAB=${MINISTACK_REQUIRE_LAB:-1}
 tiers=("$@")
-[ ${#tiers[@]} -gt 0 ] || tiers=(lint unit functional tempest security)
+[ ${#tiers[@]} -gt 0 ] || tiers=(lint unit functional tempest security fuzz)
 
 needs_lab=0
 for tier in "${tiers[@]}"; do
