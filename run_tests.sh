@@ -2,8 +2,11 @@
 # The test command: bring up the lab, then run the test tiers.
 #
 #   ./run_tests.sh            # everything: stack.sh, unit, functional,
-#                             # tempest-style, security, fuzz
+#                             # tempest-style, security, fuzz,
+#                             # upstream-tempest
 #   ./run_tests.sh fuzz       # the fuzz tier (tests/fuzz/README.md)
+#   ./run_tests.sh upstream-tempest  # upstream tempest, unmodified
+#                             # (tools/upstream-tempest)
 #   ./run_tests.sh unit       # one tier (unit needs no root and no lab)
 #
 # It must work on a fresh Debian 12 machine as root: devstack/stack.sh
@@ -20,11 +23,11 @@ export MINISTACK_SHARED_FAULTS=${MINISTACK_SHARED_FAULTS:-1}
 # A missing lab is a failure, not a skip, when the lab was just brought up.
 export MINISTACK_REQUIRE_LAB=${MINISTACK_REQUIRE_LAB:-1}
 tiers=("$@")
-[ ${#tiers[@]} -gt 0 ] || tiers=(lint unit functional tempest security fuzz)
+[ ${#tiers[@]} -gt 0 ] || tiers=(lint unit functional tempest security fuzz upstream-tempest)
 
 needs_lab=0
 for tier in "${tiers[@]}"; do
-    case $tier in functional|tempest|security|fuzz) needs_lab=1 ;; esac
+    case $tier in functional|tempest|security|fuzz|upstream-tempest) needs_lab=1 ;; esac
 done
 
 if [ $needs_lab = 1 ] || [ ! -x "$VENV/bin/pytest" ]; then
@@ -49,12 +52,13 @@ for tier in "${tiers[@]}"; do
     case $tier in
         lint)
             echo "== ruff"
-            "$VENV/bin/ruff" check ministack miniapi minicompute minicinder tests ;;
+            "$VENV/bin/ruff" check ministack miniapi minicompute minicinder tests tools ;;
         unit)       run_tier unit tests/unit ;;
         functional) run_tier functional tests/functional ;;
         tempest)    run_tier tempest-style tests/tempest_style yes ;;
         security)   run_tier security tests/security ;;
         fuzz)       run_tier fuzz tests/fuzz ;;
-        *) echo "unknown tier $tier (lint, unit, functional, tempest, security, fuzz)" >&2; exit 2 ;;
+        upstream-tempest) tools/upstream-tempest ;;
+        *) echo "unknown tier $tier (lint, unit, functional, tempest, security, fuzz, upstream-tempest)" >&2; exit 2 ;;
     esac
 done

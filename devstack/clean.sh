@@ -18,7 +18,7 @@ source "$TOP_DIR/stackrc"
 use_deployed_database_type
 [[ $EUID -eq 0 ]] || die $LINENO "clean.sh must run as root"
 
-for lib in packages python database rabbitmq tgt libvirt lvm image; do
+for lib in packages python database rabbitmq tgt libvirt lvm image upstream_tempest; do
     source "$TOP_DIR/lib/$lib"
 done
 MINISTACK_SERVICES=(minicompute miniapi minicinder keystone)
@@ -45,6 +45,7 @@ cleanup_database
 # Now that tgtd (and QEMU) let go of them: loops, VG, backing file.
 cleanup_lvm
 cleanup_image
+cleanup_upstream_tempest
 echo_summary "Removing $DATA_DIR $CONF_DIR $STATUS_DIR"
 rm -rf "${DATA_DIR:?}" "${CONF_DIR:?}" "${STATUS_DIR:?}"
 echo_summary "ministack lab cleaned"

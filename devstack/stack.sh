@@ -115,6 +115,12 @@ if is_service_enabled minicinder && is_service_enabled miniapi &&
     source "$TOP_DIR/lib/tempest"
     timed demo init_demo
     configure_tempest
+    # Upstream tempest (./run_tests.sh upstream-tempest) needs keystone.
+    if [[ ${AUTH_STRATEGY:-keystone} == keystone ]]; then
+        source "$TOP_DIR/lib/upstream_tempest"
+        timed upstream-tempest install_upstream_tempest
+        configure_upstream_tempest
+    fi
 fi
 
 # Whatever this run created or found (a lab deployed before these rules):

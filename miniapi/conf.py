@@ -64,6 +64,14 @@ Related options:
 * ``[service_user]`` (keystone: the token sent to Cinder as
   ``X-Service-Token``)
 """),
+    cfg.PortOpt("network_listen_port", default=0,
+                help="""
+TCP port of the Networking v2.0 API this daemon serves next to the
+compute API, which answers that there are no networks (every list empty,
+nothing can be created: ministack's guests have no NIC); ``0`` (the
+default) disables it; devstack uses Neutron's 9696 so that clients and
+upstream tempest find a network endpoint in the catalog.
+"""),
     cfg.PortOpt("image_listen_port", default=0,
                 help="""
 TCP port of the read-only image API (Glance v2 subset listing the

@@ -9,7 +9,9 @@ prints before exiting 1.
 One daemon serves two small APIs, each on its own port as upstream:
 
 * the compute API (``[api] listen_port``, 8774), in the main thread;
-* the read-only image API (``[api] image_listen_port``, 9292) unless 0.
+* the read-only image API (``[api] image_listen_port``, 9292) unless 0;
+* the network API that reports no networks (``[api]
+  network_listen_port``, 9696) unless 0.
 
 Identity is upstream Keystone's (devstack/lib/keystone); both APIs
 validate tokens with keystonemiddleware.
@@ -29,6 +31,7 @@ from ministack import wsgi
 from miniapi import app as app_mod
 from miniapi import db_setup
 from miniapi import image_api
+from miniapi import network_api
 
 LOG = logging.getLogger(__name__)
 
@@ -74,7 +77,7 @@ def _check_port(host, port, option):
 
 
 def _extra_apps(conf):
-    """The image app this daemon also serves."""
+    """The image and network apps this daemon also serves."""
     extra = []
     if conf.api.image_listen_port:
         _check_port(conf.api.listen, conf.api.image_listen_port,
@@ -83,6 +86,13 @@ def _extra_apps(conf):
             conf.api.image_dir, conf.api.auth_strategy, conf,
             ms_config.max_request_body_size(conf)),
             conf.api.listen, conf.api.image_listen_port))
+    if conf.api.network_listen_port:
+        _check_port(conf.api.listen, conf.api.network_listen_port,
+                    "[api] network_listen_port")
+        extra.append(("network", network_api.create_app(
+            conf.api.auth_strategy, conf,
+            ms_config.max_request_body_size(conf)),
+            conf.api.listen, conf.api.network_listen_port))
     return extra
 
 

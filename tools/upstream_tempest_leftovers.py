@@ -37,9 +37,8 @@ def _delete_servers(conn, found):
             found.append("server %s (%s)" % (server.name, server.id))
             conn.compute.delete_server(server, force=False)
             _wait_gone("server %s" % server.id,
-                       lambda: conn.compute.find_server(
-                           server.id, all_projects=True,
-                           ignore_missing=True))
+                       lambda sid=server.id: conn.compute.find_server(
+                           sid, all_projects=True, ignore_missing=True))
 
 
 def _delete_volumes(conn, found):
@@ -53,9 +52,8 @@ def _delete_volumes(conn, found):
                     migration_status=None)
             conn.block_storage.delete_volume(volume, force=True)
             _wait_gone("volume %s" % volume.id,
-                       lambda: conn.block_storage.find_volume(
-                           volume.id, all_projects=True,
-                           ignore_missing=True))
+                       lambda vid=volume.id: conn.block_storage.find_volume(
+                           vid, all_projects=True, ignore_missing=True))
 
 
 def _delete_types_and_flavors(conn, found):

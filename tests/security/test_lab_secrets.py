@@ -294,6 +294,9 @@ def _api_sockets():
     image_port = int(lu.ini(api, "api", "image_listen_port", "0"))
     if image_port:
         found["image"] = (found["compute"][0], image_port)
+    network_port = int(lu.ini(api, "api", "network_listen_port", "0"))
+    if network_port:
+        found["network"] = (found["compute"][0], network_port)
     # Keystone (gunicorn, lib/keystone) listens where clients reach it.
     identity = lu.ini(api, "keystone_authtoken", "www_authenticate_uri")
     if identity:
@@ -304,7 +307,8 @@ def _api_sockets():
 
 def test_apis_listen_on_the_configured_host_address_only():
     sockets = _api_sockets()
-    assert {"compute", "volume", "image", "identity"} <= set(sockets)
+    assert {"compute", "volume", "image", "network", "identity"} <= \
+        set(sockets)
     listeners = _listeners()
     wrong = {}
     for name, (address, port) in sockets.items():
