@@ -11,7 +11,12 @@ Safety rules, so fuzzing cannot harm what the run did not make:
 * names in create bodies get the run's prefix (a nameless volume gets a
   name), so a fuzz-made resource is found and deleted at the end even if
   its create answered 500 or the run was killed;
-* a server create never names a registered image, so no guest boots.
+* a server create never names a registered image, so no guest boots;
+* a path argument that names a kind of resource, not one resource (the
+  network API's ``<name>``, a collection: ``routes.KIND_ARGUMENTS``),
+  gets the API's own words with any method: that API stores nothing and
+  refuses every create, so they reach its code without changing
+  anything.
 """
 
 import copy
@@ -35,7 +40,7 @@ _OWN_POOLS = {"server_id": "server", "volume_id": "volume",
               "flavor_id": "flavor"}
 
 SERVICE = {"compute": "compute", "volume": "volume",
-           "identity": "identity", "image": "image"}
+           "identity": "identity", "image": "image", "network": "network"}
 
 QUERY_KEYS = {
     "compute": ["limit", "marker", "offset", "name", "status",
@@ -49,6 +54,9 @@ QUERY_KEYS = {
     "identity": ["nocatalog", "allow_expired"],
     "image": ["name", "id", "limit", "marker", "visibility", "status",
               "sort_key"],
+    "network": ["project_id", "tenant_id", "name", "id", "fields", "limit",
+                "marker", "page_reverse", "sort_key", "sort_dir", "shared",
+                "router:external", "network_id", "device_id", "status"],
 }
 
 STATUSES = ["available", "in-use", "error", "attaching", "detaching",
@@ -183,6 +191,9 @@ def _path_values(lab, route, destructive):
             strategy = _or_text([lab.demo.project_id, lab.admin.project_id,
                                  lab.demo.project_id, "demo"],
                                 fz.uuids() | fz.text)
+        elif route.words(arg):
+            strategy = _or_text(route.words(arg), fz.uuids() | (
+                own_prefix if destructive else fz.text))
         elif destructive:
             strategy = _or_text(lab.pool(_OWN_POOLS.get(arg)),
                                 fz.uuids() | own_prefix)
@@ -268,7 +279,7 @@ def _guard(lab, route, method, body):
     POST to a collection every name of the created thing gets the run's
     prefix; a server create names no registered image."""
     if method.upper() != "POST" or not isinstance(body, dict) or \
-            not lab_mod.is_collection(route.rule):
+            not route.collection:
         return body
     for resource, inner in body.items():
         if not isinstance(inner, dict):
@@ -323,6 +334,8 @@ def _sane_path(lab, route, sender):
             values[arg] = st.just(getattr(lab, sender).project_id)
         elif arg == "user_id":
             values[arg] = st.just(getattr(lab, sender).user_id)
+        elif route.words(arg):
+            values[arg] = st.sampled_from(route.words(arg))
         else:
             values[arg] = _or_text(lab.pool(_OWN_POOLS.get(arg)),
                                    fz.uuids())
@@ -435,6 +448,8 @@ def sane_request(lab, route, body=fz.NO_BODY, headers=None, who="demo",
         if arg == "project_id":
             values[arg] = getattr(lab, who if who in lab.tokens
                                   else "demo").project_id
+        elif route.words(arg):
+            values[arg] = route.words(arg)[0]
         else:
             pool = lab.pool(_OWN_POOLS.get(arg))
             values[arg] = pool[0] if pool else "fuzz-%s-none" % lab_mod.RUN

@@ -27,6 +27,7 @@ from tests.fuzz import budget
 from tests.fuzz import corpus
 from tests.fuzz import lab as lab_mod
 from tests.fuzz import probe
+from tests.fuzz import routes as routes_mod
 from tests.fuzz import shapes
 from tests.security.conftest import admin_compute  # noqa: F401
 from tests.security.conftest import admin_session  # noqa: F401
@@ -176,7 +177,7 @@ def pytest_terminal_summary(terminalreporter):
     write = terminalreporter.write_line
     terminalreporter.section("fuzz summary")
     write("seed %d: %s" % (budget.SEED, budget.REPRODUCE))
-    for group in ("compute", "volume", "identity", "image"):
+    for group in routes_mod.GROUPS:
         routes = [r for r in STATE.routes_run if r.group == group]
         if not routes:
             continue

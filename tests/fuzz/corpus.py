@@ -185,7 +185,7 @@ def requests_for(lab, route):
         headers = headers[:1]
     _HEADERS_SENT.add(route.group)
     found = [attack.sane_request(lab, route, headers=h) for h in headers]
-    if route.method == "GET" and not route.rule.endswith(">") and \
+    if route.method == "GET" and route.collection and \
             route.group != "identity":
         found += [attack.sane_request(lab, route, query=q)
                   for q in BAD_QUERIES]

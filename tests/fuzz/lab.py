@@ -60,7 +60,8 @@ class Lab:
             "compute": clients.unversioned(demo.compute_endpoint),
             "volume": clients.unversioned(demo.volume_endpoint),
             "identity": conf.auth_url + "/",
-            "image": self._image_root()}
+            "image": self._catalog_root("image"),
+            "network": self._catalog_root("network")}
 
     def ensure_tokens(self):
         """Log in again when a token stopped working (a daemon restarted
@@ -92,12 +93,15 @@ class Lab:
                 (self.conf.user.password, "<demo password>"),
                 (self.conf.admin.password, "<admin password>")]
 
-    def _image_root(self):
+    def _catalog_root(self, service_type):
+        """The unversioned root of the catalog's endpoint of
+        ``service_type`` (the image and network APIs have no option of
+        their own in tempest.conf)."""
         resp = requests.get(self.conf.auth_url + "/v3/auth/catalog",
                             headers={"X-Auth-Token": self.demo.token},
                             timeout=30)
         resp.raise_for_status()
-        endpoint = auth._endpoint(resp.json()["catalog"], ("image",),
+        endpoint = auth._endpoint(resp.json()["catalog"], (service_type,),
                                   self.conf.region)
         return clients.unversioned(endpoint)
 
@@ -184,7 +188,7 @@ class Lab:
             if target not in self.quota_targets:
                 self.quota_targets.append(target)
             return
-        if method != "POST" or not is_collection(route.rule):
+        if method != "POST" or not route.collection:
             return
         try:
             payload = json.loads(text)
@@ -325,13 +329,6 @@ class Lab:
         left += ["%s %s (no clean-up for this kind in tests/fuzz/lab.py)"
                  % item for item in self.unknown]
         return sorted(set(left))
-
-
-def is_collection(rule):
-    """``/v3/<project_id>/volumes`` yes; ``.../<volume_id>``, ``/action``
-    no: a POST there creates a resource."""
-    last = rule.rstrip("/").rsplit("/", 1)[-1]
-    return not last.startswith("<") and last not in ("action",)
 
 
 def audit_binary():

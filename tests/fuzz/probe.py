@@ -46,7 +46,8 @@ _INTERNALS = re.compile(
 # Where each API's daemon logs (the first of these that exists).
 LOG_FILES = {"compute": ["miniapi.log"],
              "identity": ["keystone.log", "miniapi.log"],
-             "image": ["miniapi.log"], "volume": ["minicinder.log"]}
+             "image": ["miniapi.log"], "network": ["miniapi.log"],
+             "volume": ["minicinder.log"]}
 
 _LOG_LINE = re.compile(
     r"^(?P<prefix>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+ \d+ [A-Z]+ \S+) "

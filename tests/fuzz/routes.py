@@ -10,8 +10,9 @@ also gets ``HEAD`` requests.
 
 Groups: ``compute`` (miniapi, :8774), ``volume`` (minicinder, :8776),
 ``identity`` (keystone, :5000: the blueprints of ``ministack.identity``
-if it has any, plus the v3 routes clients use) and ``image`` (miniapi's
-Glance subset, :9292).
+if it has any, plus the v3 routes clients use), ``image`` (miniapi's
+Glance subset, :9292) and ``network`` (miniapi's Networking v2.0 API
+that reports no networks, :9696).
 """
 
 import dataclasses
@@ -22,12 +23,15 @@ import re
 
 import flask
 
-GROUPS = ("compute", "volume", "identity", "image")
+from miniapi import network_api
+
+GROUPS = ("compute", "volume", "identity", "image", "network")
 
 # Where each API's blueprints live: a package (all its modules) or one
 # module.
 SOURCES = {"compute": "miniapi.api", "volume": "minicinder.api",
-           "identity": "ministack.identity", "image": "miniapi.image_api"}
+           "identity": "ministack.identity", "image": "miniapi.image_api",
+           "network": "miniapi.network_api"}
 
 # Keystone v3 routes the clients use, fuzzed whatever serves :5000 (the
 # subset in ministack/identity, or a real keystone): the read-only ones
@@ -42,6 +46,11 @@ KEYSTONE_ROUTES = [
     ("GET", "/v3/projects/<project_id>"), ("GET", "/v3/domains"),
     ("GET", "/v3/roles"), ("GET", "/v3/services"), ("GET", "/v3/endpoints"),
 ]
+
+# Path arguments that name a kind of resource (a collection), not one
+# resource, by (group, argument): the words the API knows for them. The
+# network API serves all its collections with one ``/v2.0/<name>``.
+KIND_ARGUMENTS = {("network", "name"): sorted(network_api.COLLECTIONS)}
 
 _ARG_RE = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
 
@@ -65,6 +74,23 @@ class Route:
     @property
     def destructive(self):
         return self.method in DESTRUCTIVE
+
+    def words(self, arg):
+        """The API's words for path argument ``arg`` when it names a kind
+        of resource (:data:`KIND_ARGUMENTS`), else ``[]``."""
+        return list(KIND_ARGUMENTS.get((self.group, arg), ()))
+
+    @property
+    def collection(self):
+        """Whether the path ends with a collection (a POST there creates
+        a resource, a GET lists): ``/v3/<project_id>/volumes`` and the
+        network API's ``/v2.0/<name>`` yes; ``.../<volume_id>`` and
+        ``.../action`` no."""
+        last = self.rule.rstrip("/").rsplit("/", 1)[-1]
+        if last.startswith("<"):
+            match = _ARG_RE.match(last)
+            return bool(match and self.words(match.group(1)))
+        return last != "action"
 
     def path(self, values):
         """The rule with each ``<arg>`` replaced by ``values[arg]``

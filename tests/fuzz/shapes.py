@@ -95,6 +95,28 @@ def _action_body(actions):
                  K("action_pairs"))
 
 
+# Neutron's resources, by the key of their body.
+NETWORK_RESOURCES = ("network", "subnet", "subnetpool", "port", "router",
+                     "floatingip", "security_group", "security_group_rule",
+                     "trunk")
+
+
+def _network_body():
+    """``{"<resource>": {...}}`` with fields Neutron's resources have,
+    for any resource: the network API's routes serve every collection
+    (``/v2.0/<name>``), so the body may name another resource than the
+    path does."""
+    fields = {"name": K("name"), "description": K("text"),
+              "project_id": K("project_id"), "tenant_id": K("project_id"),
+              "admin_state_up": K("bool"), "shared": K("bool"),
+              "network_id": K("uuid"), "security_group_id": K("uuid"),
+              "direction": K("text"), "ethertype": K("text"),
+              "protocol": K("text"), "cidr": K("ip"),
+              "ip_version": K("size"), "tags": ListOf(K("text"))}
+    return OneOf(*[{Req(resource): fields}
+                   for resource in NETWORK_RESOURCES])
+
+
 SHAPES = {
     # -- compute (nova v2.1) ------------------------------------------------
     ("POST", "/v2.1/servers"): {
@@ -216,6 +238,10 @@ SHAPES = {
         Req("attachment"): {Req("connector"): CONNECTOR}},
     ("POST", "/v3/<project_id>/attachments/<attachment_id>/action"):
         OneOf({Req("os-complete"): _NONE}, K("action_pairs")),
+
+    # -- network (neutron v2.0; miniapi's API that reports none) -----------
+    ("POST", "/v2.0/<name>"): _network_body(),
+    ("PUT", "/v2.0/<name>/<resource_id>"): _network_body(),
 
     # -- identity (keystone v3) --------------------------------------------
     ("POST", "/v3/auth/tokens"): {

@@ -217,7 +217,7 @@ def microversion_headers(service):
     (and attackers) write them: the standard header, nova's legacy one,
     both, several services in one header, odd spacing, junk."""
     other = st.sampled_from(["compute", "volume", "identity", "image",
-                             "COMPUTE", "Volume", ""])
+                             "network", "COMPUTE", "Volume", ""])
     standard = st.builds(lambda s, v: {"OpenStack-API-Version": "%s %s" %
                                        (s, v)},
                          st.just(service) | other, microversion_values)
