@@ -1,12 +1,15 @@
 """GET /limits (nova's limits.py): ``openstack limits show --absolute``.
 
-ministack enforces no quotas, so every maximum is -1 (what upstream shows
-for an unlimited quota); the usage of the project's live servers is
-counted from the database. Keys follow the microversion as upstream:
-2.36 drops the network ones (floating IPs, security groups), 2.39
-``maxImageMeta``, 2.57 the personality ones. ``rate`` is always empty.
-An admin may ask for another project with ``?tenant_id=`` (403 for
-anyone else, as nova's ``os_compute_api:limits:other_project``).
+ministack enforces one quota, nova's default ``metadata_items`` (128
+key/value pairs of server metadata: ``maxServerMeta`` and
+``maxImageMeta``, checked at server create, 403 beyond); every other
+maximum is -1 (what upstream shows for an unlimited quota). The usage
+of the project's live servers is counted from the database. Keys follow
+the microversion as upstream: 2.36 drops the network ones (floating
+IPs, security groups), 2.39 ``maxImageMeta``, 2.57 the personality
+ones. ``rate`` is always empty. An admin may ask for another project
+with ``?tenant_id=`` (403 for anyone else, as nova's
+``os_compute_api:limits:other_project``).
 """
 
 import flask
@@ -15,6 +18,7 @@ from ministack import context as ms_context
 from ministack.nova_db import api as db_api
 from miniapi.api import common
 from miniapi.api import microversion
+from miniapi.compute import checks
 
 bp = flask.Blueprint("limits", __name__, url_prefix="/v2.1")
 
@@ -39,6 +43,8 @@ def absolute(instances, version):
         "maxTotalCores", "maxTotalInstances", "maxTotalRAMSize",
         "maxTotalFloatingIps")}
     body.update({
+        "maxServerMeta": checks.METADATA_ITEMS,
+        "maxImageMeta": checks.METADATA_ITEMS,
         "totalCoresUsed": sum(i.vcpus or 0 for i in instances),
         "totalInstancesUsed": len(instances),
         "totalRAMUsed": sum(i.memory_mb or 0 for i in instances),

@@ -140,6 +140,7 @@ def create(body):
     server = body["server"]
     image_ref = _image_ref(server)
     _refuse_unsupported(server)
+    checks.check_metadata_quota(server.get("metadata"))
     instance, admin_pass = compute_api().create(
         ctxt, server["name"], str(server["flavorRef"]), image_ref=image_ref,
         description=server.get("description"),

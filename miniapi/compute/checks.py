@@ -6,7 +6,8 @@
 * compute service liveness from the heartbeat table (nova's
   ``check_instance_host(check_is_up=True)``): work for a down host is
   refused with 409 instead of waiting for an RPC timeout;
-* picking a compute host for a new server (a one-line scheduler).
+* picking a compute host for a new server (a one-line scheduler);
+* the one quota ministack enforces, nova's default ``metadata_items``.
 """
 
 import functools
@@ -14,9 +15,13 @@ import re
 
 from minicompute import exception
 from ministack import context as ms_context
+from ministack import exception as ms_exception
 from ministack.nova_db import api as db_api
 
 COMPUTE_TOPIC = "compute"
+
+#: nova's default ``[quota] metadata_items`` (``maxServerMeta`` in limits).
+METADATA_ITEMS = 128
 
 # nova/block_device.py: /dev/[x][prefix-letter][d]<letters>[digits]
 _DEVICE_RE = re.compile(r"(^/dev/x{0,1}[a-z]{0,1}d{0,1})([a-z]+)[0-9]*$")
@@ -96,3 +101,12 @@ def pick_host(ctxt, down_time):
         return len(db_api.instance_get_all(admin, {"host": host,
                                                    "all_tenants": True}))
     return min(sorted(candidates), key=load)
+
+
+def check_metadata_quota(metadata):
+    """nova's ``_check_metadata_properties_quota``: at most
+    :data:`METADATA_ITEMS` items, else 403 (``MetadataLimitExceeded``)."""
+    if len(metadata or {}) > METADATA_ITEMS:
+        raise ms_exception.Forbidden(
+            message="Maximum number of metadata items exceeds %d"
+                    % METADATA_ITEMS)

@@ -237,8 +237,12 @@ class VolumeOperations:
         only for a migrating volume (409). ministack never migrates
         volumes, so a permitted caller always gets the 409 upstream gives
         for a volume that is not migrating.
+
+        Upstream's rule (``service_api``: ``role:service``) reads the
+        roles of the token: a user with the service role may call it, as
+        may a request whose service token carries it (``is_service``).
         """
-        if not ctxt.is_service:
+        if not (ctxt.is_service or "service" in (ctxt.roles or [])):
             raise ms_exception.Forbidden(
                 action="os_compute_api:os-volumes-attachments:swap")
         old = self.volume_api.get(ctxt, old_volume_id)

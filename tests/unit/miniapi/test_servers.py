@@ -240,3 +240,21 @@ def test_update_name(api, make_server):
     assert body["server"]["description"] == "d"
     assert api.put("/v2.1/servers/" + server_id, {
         "server": {"description": "d"}}, version="2.18")[0] == 400
+
+
+def test_metadata_over_the_quota_is_403_and_creates_nothing(api):
+    """nova's metadata_items quota (128, maxServerMeta in /limits):
+    tempest's test_max_metadata_exceed_limit sends 129 items."""
+    def create(count):
+        return api.post("/v2.1/servers", {"server": {
+            "name": "meta", "imageRef": IMAGE_ID, "flavorRef": "42",
+            "networks": "none",
+            "metadata": {str(n): str(n) for n in range(count)}}})
+    before = api.get("/v2.1/servers")[1]["servers"]
+    status, body, _ = create(129)
+    assert status == 403
+    assert body == {"forbidden": {
+        "code": 403,
+        "message": "Maximum number of metadata items exceeds 128"}}
+    assert api.get("/v2.1/servers")[1]["servers"] == before
+    assert create(128)[0] == 202

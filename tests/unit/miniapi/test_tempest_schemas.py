@@ -196,6 +196,8 @@ def test_limits(api, make_server, version):
     assert absolute["totalInstancesUsed"] == 1
     assert absolute["totalRAMUsed"] == 128
     assert absolute["maxTotalInstances"] == -1
+    assert absolute["maxServerMeta"] == 128
+    assert absolute.get("maxImageMeta", 128) == 128
     assert api.get("/v2.1/limits?tenant_id=p2", token="u1:p1")[0] == 403
 
 
