@@ -38,6 +38,7 @@ from miniapi.api import flavor_access
 from miniapi.api import flavor_extra_specs
 from miniapi.api import flavor_manage
 from miniapi.api import flavors
+from miniapi.api import hypervisors
 from miniapi.api import images
 from miniapi.api import instance_actions
 from miniapi.api import ips
@@ -49,6 +50,7 @@ from miniapi.api import versions
 from miniapi.api import volume_attachments
 from miniapi.api import volumes
 from miniapi.compute import api as compute_api
+from miniapi.compute import host_facts
 
 # First path segments after /v2.1/ that are collections, not project ids.
 COLLECTIONS = ("servers", "flavors", "os-services", "images", "limits",
@@ -115,6 +117,8 @@ def create_app(conf, transport=None, engine=None, volume_api=None,
         image_dir=conf.api.image_dir)
     app.config["MAX_LIMIT"] = conf.api.max_limit
     app.config["INSTANCE_NAME_TEMPLATE"] = conf.instance_name_template
+    app.config["LOCAL_HOST"] = host_facts.LocalHost(
+        conf.host, conf.my_ip, conf.state_path)
     app.json.sort_keys = False
     app.url_map.strict_slashes = False
     # No redirect for "//": its Location would echo any long path back.
@@ -124,7 +128,7 @@ def create_app(conf, transport=None, engine=None, volume_api=None,
                       instance_actions.bp, flavors.bp, flavor_manage.bp,
                       flavor_access.bp, flavor_extra_specs.bp, services.bp,
                       images.bp, ips.bp, limits.bp, extensions.bp,
-                      availability_zones.bp, volumes.bp):
+                      availability_zones.bp, volumes.bp, hypervisors.bp):
         app.register_blueprint(blueprint)
     faults.register(app)
     app.before_request(_before_request)
