@@ -30,6 +30,7 @@ from ministack import rpc
 from ministack import wsgi
 from ministack.nova_db import api as db_api
 from miniapi import db_extra
+from miniapi.api import aggregates
 from miniapi.api import availability_zones
 from miniapi.api import console_output  # noqa: F401 (registers its action)
 from miniapi.api import extensions
@@ -55,7 +56,7 @@ from miniapi.compute import host_facts
 # First path segments after /v2.1/ that are collections, not project ids.
 COLLECTIONS = ("servers", "flavors", "os-services", "images", "limits",
                "extensions", "os-instance-actions", "os-volumes",
-               "os-availability-zone", "os-hypervisors")
+               "os-availability-zone", "os-hypervisors", "os-aggregates")
 
 # A project segment must be followed by a resource path: /v2.1/<x> alone
 # is an unknown route (404), not an empty project URL.
@@ -128,7 +129,8 @@ def create_app(conf, transport=None, engine=None, volume_api=None,
                       instance_actions.bp, flavors.bp, flavor_manage.bp,
                       flavor_access.bp, flavor_extra_specs.bp, services.bp,
                       images.bp, ips.bp, limits.bp, extensions.bp,
-                      availability_zones.bp, volumes.bp, hypervisors.bp):
+                      availability_zones.bp, volumes.bp, hypervisors.bp,
+                      aggregates.bp):
         app.register_blueprint(blueprint)
     faults.register(app)
     app.before_request(_before_request)
