@@ -27,6 +27,13 @@ source "$TOP_DIR/stackrc"
 [[ $EUID -eq 0 ]] || die $LINENO "stack.sh must run as root"
 umask 077
 
+# DevStack's LOGFILE: this run's whole output, kept (appended) while the
+# terminal shows it too.
+LOGFILE=${LOGFILE:-$LOGDIR/stack.sh.log}
+mkdir -p "$(dirname "$LOGFILE")"
+echo "=== stack.sh $(date -u '+%Y-%m-%d %H:%M:%S') UTC" >> "$LOGFILE"
+exec > >(tee -a "$LOGFILE") 2>&1
+
 for lib in packages python permissions database rabbitmq tgt libvirt lvm image; do
     source "$TOP_DIR/lib/$lib"
 done
@@ -116,7 +123,7 @@ if is_service_enabled minicinder && is_service_enabled miniapi &&
     timed demo init_demo
     configure_tempest
     # Upstream tempest (./run_tests.sh upstream-tempest) needs keystone.
-    if [[ ${AUTH_STRATEGY:-keystone} == keystone ]]; then
+    if is_service_enabled tempest && [[ ${AUTH_STRATEGY:-keystone} == keystone ]]; then
         source "$TOP_DIR/lib/upstream_tempest"
         timed upstream-tempest install_upstream_tempest
         configure_upstream_tempest
@@ -135,6 +142,10 @@ echo "    iSCSI portal:  $TGT_HOST:$TGT_PORT"
 echo "    image:         $GUEST_IMAGE_NAME ($GUEST_IMAGE_ID) in $IMAGES_DIR"
 echo "    virt_type:     $(cat "$VIRT_TYPE_FILE" 2>/dev/null)"
 echo "    passwords:     $PASSWORDS_FILE (root only; local.conf settings win)"
+echo "    database:      $DATABASE_TYPE ($(database_summary))"
+echo "    stack.sh log:  $LOGFILE"
+echo "    clients:       $VENV_CLIENTS (in $CLIENT_BIN_DIR);" \
+     "source $TOP_DIR/openrc admin admin (or demo demo)"
 if [[ $DEMO_ENABLED == True ]]; then
     summary_demo
 fi

@@ -1,0 +1,1 @@
+import ministack  # noqa: F401,E402 (oslo.service threading backend first)

@@ -1,0 +1,119 @@
+"""What an operator types in a new root shell after stack.sh, verbatim.
+
+Each command runs in a fresh login shell (``bash -lc``): nothing of this
+test's environment (no venv on PATH, no OS_* variables) reaches it, as
+for someone who just logged in. DevStack habits: the clients are on
+PATH, ``source devstack/openrc admin admin`` (or ``demo demo``) sets the
+credentials.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+OPENRC = os.path.join(REPO, "devstack", "openrc")
+
+
+def _login_shell(command, timeout=120):
+    """``bash -lc command`` with a login environment only."""
+    env = {"HOME": "/root", "TERM": "dumb", "USER": "root",
+           "LOGNAME": "root", "SHELL": "/bin/bash",
+           "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:"
+                   "/sbin:/bin"}
+    return subprocess.run(["bash", "-lc", command], env=env, cwd="/root",
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def lab():
+    if not os.path.exists("/etc/openstack/clouds.yaml") or \
+            shutil.which("openstack", path="/usr/local/bin") is None:
+        pytest.skip("no deployed lab (devstack/stack.sh)")
+
+
+@pytest.mark.parametrize("client", ["openstack", "cinder", "nova",
+                                    "ministack-audit", "ministack-guest"])
+def test_clients_are_on_path(client):
+    done = _login_shell("command -v %s && %s --help" % (client, client))
+    assert done.returncode == 0, done.stderr[-500:]
+    assert done.stdout.splitlines()[0] == "/usr/local/bin/" + client
+
+
+@pytest.mark.parametrize("user, project", [("admin", "admin"),
+                                           ("demo", "demo")])
+def test_openrc_as_in_devstack(user, project):
+    done = _login_shell(
+        "source %s %s %s && openstack token issue -f json" % (
+            OPENRC, user, project))
+    assert done.returncode == 0, done.stderr[-500:]
+    token = json.loads(done.stdout)
+    assert token["id"]
+    listed = _login_shell(
+        "source %s %s %s && openstack project list --my-projects -f json"
+        % (OPENRC, user, project))
+    assert listed.returncode == 0, listed.stderr[-500:]
+    assert project in [p["Name"] for p in json.loads(listed.stdout)]
+
+
+def test_openrc_defaults_to_demo_and_feeds_the_legacy_clients():
+    done = _login_shell(
+        "source %s && echo $OS_USERNAME/$OS_PROJECT_NAME && "
+        "cinder --os-volume-api-version 3.44 list && nova list" % OPENRC)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert done.stdout.splitlines()[0] == "demo/demo"
+
+
+def test_clouds_yaml_works_from_a_new_shell():
+    done = _login_shell("openstack --os-cloud ministack server list -f json")
+    assert done.returncode == 0, done.stderr[-500:]
+    assert isinstance(json.loads(done.stdout), list)
+
+
+def test_ministackctl_status_table_and_restart():
+    done = _login_shell("ministackctl status")
+    assert done.returncode == 0, done.stdout + done.stderr[-500:]
+    rows = done.stdout.splitlines()
+    assert rows[0].split() == ["SERVICE", "PID", "UP", "SINCE", "HEALTH"]
+    services = {row.split()[0]: row for row in rows[1:]}
+    assert set(services) == {"rabbitmq", "tgtd", "libvirtd", "keystone",
+                             "minicinder", "miniapi", "minicompute"}
+    assert all(" ok (" in row for row in services.values()), done.stdout
+    before = services["miniapi"].split()[1]
+    # A restart asked for is a fresh daemon and supervisor, not a crash.
+    done = _login_shell("ministackctl restart miniapi", timeout=180)
+    assert done.returncode == 0, done.stdout + done.stderr[-500:]
+    done = _login_shell("ministackctl status miniapi")
+    assert done.returncode == 0, done.stdout
+    after = done.stdout.splitlines()[1].split()[1]
+    assert after != before
+    # The supervisor logged a requested stop, not an exit it counts.
+    logs = _login_shell("ministackctl logs miniapi")
+    assert logs.returncode == 0
+    tail = logs.stdout.split("supervise[miniapi]: stopped")[-1]
+    assert "supervise[miniapi]: stopped" in logs.stdout
+    assert "exited with" not in tail and "started pid" in tail
+
+
+def test_reconcile_grace_is_a_local_conf_setting():
+    done = _login_shell(
+        "sed -n '/^\\[compute\\]/,/^\\[/p' /etc/ministack/minicompute.conf")
+    assert "reconcile_grace = 120" in done.stdout
+    assert "reconcile_interval = 60" in done.stdout
+
+
+def test_ministack_guest_runs_a_command_in_the_demo_server():
+    """The seed's last check, lsblk inside the guest, in one line."""
+    done = _login_shell("ministack-guest demo -- lsblk")
+    assert done.returncode == 0, done.stderr[-500:]
+    assert "vda" in done.stdout
+    done = _login_shell("ministack-guest demo -- sh -c 'echo out; "
+                        "echo err >&2; exit 3'")
+    assert (done.returncode, done.stdout, done.stderr) == (3, "out\n",
+                                                           "err\n")
+    done = _login_shell("ministack-guest no-such-server -- true")
+    assert done.returncode == 2
+    assert "no server 'no-such-server'" in done.stderr
