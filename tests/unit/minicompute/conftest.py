@@ -9,9 +9,17 @@ from ministack.nova_db import models
 
 
 @pytest.fixture
-def nova_db():
-    """A fresh in-memory nova database wired into ministack.nova_db.api."""
-    engine = db.make_engine("sqlite:///:memory:")
+def nova_db(tmp_path):
+    """A fresh nova database wired into ministack.nova_db.api.
+
+    A file, not ``:memory:``: an in-memory SQLite database is one
+    connection shared by every thread (StaticPool), and the manager's RPC
+    executor threads commit while the test thread reads; two transactions
+    on one connection interleave ("cannot commit - no transaction is
+    active", a flaky failure). A file gives each thread its own
+    connection, as the daemons have.
+    """
+    engine = db.make_engine("sqlite:///%s" % (tmp_path / "nova.sqlite"))
     models.Base.metadata.create_all(engine)
     db_api.configure(engine)
     yield engine
