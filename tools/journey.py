@@ -44,6 +44,37 @@ def heading(text):
     say("== %s" % text)
 
 
+def command(text):
+    """The operator's command that shows or does the same."""
+    say("   $ " + text)
+
+
+BDM_QUERY = ("SELECT device_name, attachment_id, connection_info IS NOT NULL"
+             " FROM %sblock_device_mapping WHERE volume_id='%s' AND "
+             "deleted=0")
+
+
+def sql_command(url, volume_id):
+    """The seed's BDM query as the operator runs it on this database."""
+    if url.startswith("sqlite"):
+        path = url.split("///", 1)[1].split("?", 1)[0]
+        if path.startswith("file:"):
+            path = path[5:]
+        return 'sqlite3 %s "%s"' % (path, BDM_QUERY % ("", volume_id))
+    if url.startswith("mysql"):
+        return 'mysql -e "%s"' % (BDM_QUERY % ("nova.", volume_id))
+    return 'psql nova -c "%s"' % (BDM_QUERY % ("", volume_id))
+
+
+def masked(info):
+    """connection_info as JSON, its secrets masked."""
+    data = dict(info or {})
+    for key in list(data):
+        if "password" in key or key in ("auth_username",):
+            data[key] = "***"
+    return json.dumps(data, sort_keys=True)
+
+
 class Cloud:
     """Raw REST access to the compute and volume APIs for one user."""
 
@@ -123,6 +154,7 @@ class Ledgers:
     """The operator's views: nova DB, virsh, and the guest agent."""
 
     def __init__(self, nova_db_url, libvirt_uri="qemu:///system"):
+        self.url = nova_db_url
         self.engine = sa.create_engine(nova_db_url)
         self.libvirt_uri = libvirt_uri
         self._conn = None
@@ -252,6 +284,12 @@ def ensure_server(cloud, image, flavor):
 
 
 def show_ledgers(cloud, ledgers, server, volume_id, domain):
+    command("openstack volume show %s -c status -c attachments" % volume_id)
+    command("openstack --os-volume-api-version 3.44 volume attachment list "
+            "--volume-id %s" % volume_id)
+    command(sql_command(ledgers.url, volume_id))
+    command("virsh domblklist %s" % domain)
+    command("ministack-guest %s -- lsblk" % server["id"])
     volume = check(cloud.volume("GET", "/volumes/%s" % volume_id),
                    200)["volume"]
     say("   cinder volume:      status=%s attachments=%s" % (
@@ -264,12 +302,9 @@ def show_ledgers(cloud, ledgers, server, volume_id, domain):
         detail = check(cloud.volume("GET", "/attachments/%s" % att["id"]),
                        200)["attachment"]
         info = detail.get("connection_info") or {}
-        say("   cinder attachment:  %s status=%s instance=%s "
-            "connection_info=%s" % (
-                att["id"][:8], detail["status"], detail["instance"],
-                {k: info.get(k) for k in ("driver_volume_type", "target_iqn",
-                                          "target_portal", "target_lun",
-                                          "auth_method")} if info else None))
+        say("   cinder attachment:  %s status=%s instance=%s" % (
+            att["id"][:8], detail["status"], detail["instance"]))
+        say("      connection_info: %s" % (masked(info) if info else None))
     if not attachments:
         say("   cinder attachment:  none")
     say("   nova BDM:           %s" % describe_bdm(
@@ -292,6 +327,7 @@ def walk(cloud, ledgers, server):
     name = "journey-%s" % time.strftime("%H%M%S")
     volume_id = check(cloud.volume("POST", "/volumes", {"volume": {
         "size": 1, "name": name}}), 202)["volume"]["id"]
+    command("openstack volume create --size 1 %s" % name)
     say("POST /volumes {size: 1, name: %s} -> 202, id %s" % (name, volume_id))
     wait("volume available", lambda: check(cloud.volume(
         "GET", "/volumes/%s" % volume_id), 200)["volume"]["status"]
@@ -310,6 +346,7 @@ def walk(cloud, ledgers, server):
                              % server_id,
                              {"volumeAttachment": {"volumeId": volume_id}})
         body = check(resp, 200)
+        command("openstack server add volume %s %s" % (server_id, volume_id))
         say("POST /servers/%s/os-volume_attachments -> %s in %.0f ms "
             "(request %s)" % (server_id[:8], resp.status_code,
                               resp.elapsed.total_seconds() * 1000,
@@ -334,6 +371,8 @@ def walk(cloud, ledgers, server):
         resp = cloud.compute("DELETE", "/servers/%s/os-volume_attachments/%s"
                              % (server_id, volume_id))
         check(resp, 202)
+        command("openstack server remove volume %s %s" % (server_id,
+                                                          volume_id))
         say("DELETE /servers/%s/os-volume_attachments/%s -> %s" % (
             server_id[:8], volume_id[:8], resp.status_code))
         with timeline:
@@ -342,7 +381,8 @@ def walk(cloud, ledgers, server):
             time.sleep(0.2)
         heading("Detached")
         show_ledgers(cloud, ledgers, server, volume_id, domain)
-        heading("Instance actions (openstack server event list)")
+        heading("Instance actions")
+        command("openstack server event list %s" % server_id)
         actions = check(cloud.compute(
             "GET", "/servers/%s/os-instance-actions" % server_id,
             version="2.84"), 200)["instanceActions"]
@@ -357,9 +397,14 @@ def walk(cloud, ledgers, server):
                     for e in detail.get("events", []))))
     finally:
         heading("Clean up: delete the volume")
-        check(cloud.volume("DELETE", "/volumes/%s" % volume_id), 202, 400,
-              404)
+        command("openstack volume delete %s" % volume_id)
+        deleted = check(cloud.volume("DELETE", "/volumes/%s" % volume_id),
+                        202, 400, 404) is None
         say("   DELETE /volumes/%s requested" % volume_id)
+        if deleted:
+            wait("volume deleted", lambda: cloud.volume(
+                "GET", "/volumes/%s" % volume_id).status_code == 404)
+            say("   volume %s is gone" % volume_id)
 
 
 def _ini(path):
@@ -398,9 +443,10 @@ def main(argv=None):
         return 0
     ledgers = Ledgers(nova_db_url())
     heading("The attach journey on server %r" % server["name"])
+    start = time.monotonic()
     walk(cloud, ledgers, server)
     say()
-    say("journey complete")
+    say("journey complete in %.1f s" % (time.monotonic() - start))
     return 0
 
 
