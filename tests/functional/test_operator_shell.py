@@ -117,3 +117,28 @@ def test_ministack_guest_runs_a_command_in_the_demo_server():
     done = _login_shell("ministack-guest no-such-server -- true")
     assert done.returncode == 2
     assert "no server 'no-such-server'" in done.stderr
+
+
+def test_journey_teaches_the_commands_and_hides_the_secrets():
+    """tools/journey.py (what ./lab.sh runs): each step's operator
+    command, connection_info with its CHAP secret masked, the volume
+    delete waited for, a total time."""
+    done = _login_shell("/opt/stack/venv/bin/python %s/tools/journey.py"
+                        % REPO, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-1000:]
+    out = done.stdout
+    for expected in ("$ openstack volume create --size 1 journey-",
+                     "$ openstack server add volume ",
+                     "$ openstack --os-volume-api-version 3.44 volume "
+                     "attachment list --volume-id ",
+                     "block_device_mapping WHERE volume_id=",
+                     "$ virsh domblklist instance-",
+                     "-- lsblk", "$ openstack server remove volume ",
+                     "$ openstack server event list ",
+                     "$ openstack volume delete "):
+        assert expected in out, expected
+    infos = [json.loads(line.split("connection_info: ", 1)[1])
+             for line in out.splitlines() if "connection_info: {" in line]
+    assert infos and all(i["auth_password"] == "***" for i in infos)
+    assert " is gone" in out
+    assert "journey complete in " in out
