@@ -142,3 +142,24 @@ def test_journey_teaches_the_commands_and_hides_the_secrets():
     assert infos and all(i["auth_password"] == "***" for i in infos)
     assert " is gone" in out
     assert "journey complete in " in out
+
+
+def _readme_block(name):
+    with open(os.path.join(REPO, "README.md")) as handle:
+        text = handle.read()
+    block = text.split("<!-- by-hand:%s -->" % name, 1)[1]
+    block = block.split("<!-- /by-hand:%s -->" % name, 1)[0]
+    return block.split("```bash\n", 1)[1].rsplit("```", 1)[0]
+
+
+@pytest.mark.parametrize("name", ["journey", "triage"])
+def test_readme_by_hand_blocks_run_verbatim(name):
+    """README's "By hand" commands, run as written (errexit), from the
+    repository, in a fresh login shell."""
+    script = "set -e -o pipefail\ncd %s\n%s" % (REPO, _readme_block(name))
+    done = _login_shell(script, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    if name == "journey":
+        assert "vdb" in done.stdout       # lsblk in the guest, attached
+    else:
+        assert "no divergence" in done.stdout + done.stderr
