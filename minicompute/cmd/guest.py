@@ -25,6 +25,7 @@ from oslo_utils import uuidutils
 
 from minicompute.virt.libvirt import guest_agent
 
+
 def server_id(server, cloud):
     """The id of ``server`` (an id, or a name the compute API resolves).
 
