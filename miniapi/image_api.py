@@ -13,10 +13,10 @@ the compute API: images are public, any authenticated caller sees them.
 """
 
 import flask
-from werkzeug import exceptions as wz_exceptions
 
 from ministack import exception
 from ministack import wsgi
+from miniapi import side_app
 from miniapi.compute import images
 
 bp = flask.Blueprint("image_api", __name__)
@@ -130,16 +130,7 @@ def create_app(image_dir, auth_strategy="noauth", conf=None,
         API reads no body, but refuses a large one as glance's pipeline
         does (413) rather than letting it be received for nothing.
     """
-    app = flask.Flask("miniapi.image")
-    app.json.sort_keys = False
-    app.url_map.strict_slashes = False
-    # No redirect for "//": its Location would echo any long path back.
-    app.url_map.merge_slashes = False
-    app.config["IMAGE_DIR"] = image_dir
-    app.register_blueprint(bp)
-    app.register_error_handler(exception.MinistackException, _domain_error)
-    app.register_error_handler(wz_exceptions.HTTPException, _http_error)
-    return wsgi.ContextMiddleware(
-        app, auth_strategy=auth_strategy, conf=conf,
-        max_request_body_size=(max_request_body_size or
-                               wsgi.DEFAULT_MAX_REQUEST_BODY_SIZE))
+    return side_app.build("miniapi.image", bp, _domain_error, _http_error,
+                          auth_strategy=auth_strategy, conf=conf,
+                          max_request_body_size=max_request_body_size,
+                          config={"IMAGE_DIR": image_dir})

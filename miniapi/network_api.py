@@ -17,8 +17,7 @@ as the compute API.
 import flask
 from werkzeug import exceptions as wz_exceptions
 
-from ministack import exception
-from ministack import wsgi
+from miniapi import side_app
 
 bp = flask.Blueprint("network_api", __name__)
 
@@ -121,14 +120,6 @@ def _http_error(exc):
 def create_app(auth_strategy="noauth", conf=None,
                max_request_body_size=None):
     """The network WSGI app (wrapped in the context middleware)."""
-    app = flask.Flask("miniapi.network")
-    app.json.sort_keys = False
-    app.url_map.strict_slashes = False
-    app.url_map.merge_slashes = False
-    app.register_blueprint(bp)
-    app.register_error_handler(exception.MinistackException, _domain_error)
-    app.register_error_handler(wz_exceptions.HTTPException, _http_error)
-    return wsgi.ContextMiddleware(
-        app, auth_strategy=auth_strategy, conf=conf,
-        max_request_body_size=(max_request_body_size or
-                               wsgi.DEFAULT_MAX_REQUEST_BODY_SIZE))
+    return side_app.build("miniapi.network", bp, _domain_error, _http_error,
+                          auth_strategy=auth_strategy, conf=conf,
+                          max_request_body_size=max_request_body_size)
