@@ -28,10 +28,13 @@ source "$TOP_DIR/stackrc"
 umask 077
 
 # DevStack's LOGFILE: this run's whole output, kept (appended) while the
-# terminal shows it too.
+# terminal shows it too, except what apt-get, dpkg and pip say (quietly,
+# in functions: in the log only, with a live counter on the terminal).
 LOGFILE=${LOGFILE:-$LOGDIR/stack.sh.log}
 mkdir -p "$(dirname "$LOGFILE")"
 echo "=== stack.sh $(date -u '+%Y-%m-%d %H:%M:%S') UTC" >> "$LOGFILE"
+STACK_TTY=no
+[[ -t 1 ]] && STACK_TTY=yes
 exec > >(tee -a "$LOGFILE") 2>&1
 
 for lib in packages python permissions database rabbitmq tgt libvirt lvm image; do
@@ -65,7 +68,8 @@ save_passwords
 # DATABASE_TYPE under them would orphan them all (and the new nova's
 # instance-00000001 would collide with the old one's domain).
 DATABASE_TYPE_FILE=$DATA_DIR/database_type
-if [[ -s $DATABASE_TYPE_FILE && $(<"$DATABASE_TYPE_FILE") != "$DATABASE_TYPE" ]]; then
+if [[ -s $DATABASE_TYPE_FILE &&
+      $(canonical_database_type "$(<"$DATABASE_TYPE_FILE")") != "$DATABASE_TYPE" ]]; then
     die $LINENO "this lab was deployed with DATABASE_TYPE=$(<"$DATABASE_TYPE_FILE");" \
         "run devstack/clean.sh before switching to DATABASE_TYPE=$DATABASE_TYPE"
 fi
@@ -143,6 +147,7 @@ echo "    image:         $GUEST_IMAGE_NAME ($GUEST_IMAGE_ID) in $IMAGES_DIR"
 echo "    virt_type:     $(cat "$VIRT_TYPE_FILE" 2>/dev/null)"
 echo "    passwords:     $PASSWORDS_FILE (root only; local.conf settings win)"
 echo "    database:      $DATABASE_TYPE ($(database_summary))"
+echo "                   $(database_query)"
 echo "    stack.sh log:  $LOGFILE"
 echo "    clients:       $VENV_CLIENTS (in $CLIENT_BIN_DIR);" \
      "source $TOP_DIR/openrc admin admin (or demo demo)"

@@ -76,7 +76,7 @@ def _database_dirs():
             kind = handle.read().strip()
     except OSError:
         return []
-    if kind == "mariadb":
+    if kind in ("mysql", "mariadb"):
         return ["/var/lib/mysql"]
     if kind == "postgresql":
         return glob.glob("/var/lib/postgresql/*/*/")

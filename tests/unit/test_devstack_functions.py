@@ -72,8 +72,11 @@ def test_unstack_and_clean_use_the_deployed_database_type(tmp_path):
     script = 'DATABASE_TYPE=sqlite\nuse_deployed_database_type\n' \
              'echo "$DATABASE_TYPE"'
     assert bash(script, DATA_DIR=str(tmp_path)) == "sqlite\n"
+    (tmp_path / "database_type").write_text("postgresql\n")
+    assert bash(script, DATA_DIR=str(tmp_path)) == "postgresql\n"
+    # A lab recorded as mariadb (the older name) is DevStack's mysql.
     (tmp_path / "database_type").write_text("mariadb\n")
-    assert bash(script, DATA_DIR=str(tmp_path)) == "mariadb\n"
+    assert bash(script, DATA_DIR=str(tmp_path)) == "mysql\n"
 
 
 def test_iniset_keeps_the_value_verbatim(tmp_path):
@@ -123,3 +126,42 @@ def test_running_with_config(tmp_path):
                'running_with_config d bash "$C" || echo changed',
                STATUS_DIR=str(tmp_path), C=str(conf))
     assert out.split() == ["unknown", "same", "changed"]
+
+
+def test_quietly_keeps_the_output_in_the_log_only(tmp_path):
+    """pip and apt-get speak to LOGFILE, not to the terminal (stdout)."""
+    log = tmp_path / "stack.sh.log"
+    log.write_text("before\n")
+    out = bash('quietly "pip install" sh -c "echo Collecting x; '
+               'echo warn >&2"; echo "rc=$?"', LOGFILE=str(log))
+    assert out == "rc=0\n"
+    assert log.read_text() == ("before\n--- pip install (sh output follows)"
+                               "\nCollecting x\nwarn\n")
+
+
+def test_quietly_shows_the_end_of_a_failure_and_its_status(tmp_path):
+    log = tmp_path / "stack.sh.log"
+    log.write_text("an earlier step said this\n")
+    result = subprocess.run(
+        ["bash", "-c", 'source "$FUNCTIONS"\nquietly "apt-get install" '
+         'sh -c "echo E: Unable to locate package nope; exit 100"\n'
+         'echo "rc=$?"'],
+        env=dict(os.environ, FUNCTIONS=FUNCTIONS, LOGFILE=str(log)),
+        capture_output=True, text=True, check=True)
+    assert result.stdout == "rc=100\n"
+    assert "apt-get install failed (100)" in result.stderr
+    assert "E: Unable to locate package nope" in result.stderr
+    assert "an earlier step" not in result.stderr
+
+
+def test_quietly_without_a_log_just_runs(tmp_path):
+    out = bash('quietly "pip" echo hello', LOGFILE="")
+    assert out == "hello\n"
+
+
+def test_summary_lines_name_the_phase_and_the_elapsed_time():
+    out = bash('STACK_START=$((SECONDS - 83))\n'
+               'timed python echo_summary "Installing Python packages"\n'
+               'echo_summary "done"\necho "${STACK_TIMINGS[0]}"')
+    assert out == ("==> [python 1:23] Installing Python packages\n"
+                   "==> done\npython: 0s\n")
