@@ -28,8 +28,7 @@ from ministack import db
 from ministack import exception as ms_exception
 from ministack import rpc
 from ministack import wsgi
-from ministack.nova_db import api as db_api
-from miniapi import db_extra
+from minicompute.db import api as db_api
 from miniapi.api import aggregates
 from miniapi.api import availability_zones
 from miniapi.api import console_output  # noqa: F401 (registers its action)
@@ -104,7 +103,6 @@ def create_app(conf, transport=None, engine=None, volume_api=None,
         engine = db.make_engine(ms_config.database_url(conf, "nova"),
                                 conf.database.connect_timeout)
     db_api.configure(engine)
-    db_extra.configure(engine)
     if compute_rpcapi is None:
         transport = transport or rpc.get_transport(conf)
         compute_rpcapi = compute_rpcapi_mod.ComputeAPI(

@@ -7,8 +7,8 @@ flavors when the table is empty. It is idempotent, so devstack's
 
 from ministack import context as ms_context
 from ministack import db
-from ministack import nova_db
-from ministack.nova_db import api as db_api
+from minicompute import db as nova_db
+from minicompute.db import api as db_api
 
 # devstack's flavors (nova's create_flavors in lib/nova): small enough for
 # TCG guests on a 2-core box; m1.nano is what tempest uses.

@@ -28,7 +28,7 @@ from minicompute.virt import block_device
 from minicompute.virt import device_names
 from ministack import db
 from ministack import exception as ms_exception
-from ministack.nova_db import api as db_api
+from minicompute.db import api as db_api
 
 LOG = logging.getLogger(__name__)
 

@@ -35,9 +35,9 @@ from minicompute import utils
 from ministack import context as ms_context
 from ministack import db
 from ministack.audit import checks
-from ministack.nova_db import api as db_api
-from ministack.nova_db import models
-from ministack.nova_db.session import scope
+from minicompute.db import api as db_api
+from minicompute.db import models
+from minicompute.db.session import scope
 
 LOG = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ methods, never ``oslo_messaging`` directly. Every message goes to the
 compute host that owns the instance (``server=instance['host']``).
 
 Arguments are keyword-only on the wire. ``instance`` and ``bdm`` travel as
-plain dicts (``ministack.nova_db.api.to_dict``); the manager reloads the
+plain dicts (``minicompute.db.api.to_dict``); the manager reloads the
 rows from the database by uuid / id, so a stale dict cannot overwrite newer
 state.
 """
@@ -15,7 +15,7 @@ import oslo_messaging as messaging
 
 from minicompute import exception
 from ministack import rpc
-from ministack.nova_db import api as db_api
+from minicompute.db import api as db_api
 
 # The topic every compute host listens on; the server name is its
 # ``[DEFAULT] host``, so a message reaches exactly one host.

@@ -25,7 +25,7 @@ from ministack import config
 from ministack import context
 from ministack import db
 from ministack import rpc
-from ministack.nova_db import api as db_api
+from minicompute.db import api as db_api
 
 LOG = logging.getLogger(__name__)
 

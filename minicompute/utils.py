@@ -17,7 +17,7 @@ import traceback as tb
 from oslo_log import log as logging
 
 from minicompute import exception
-from ministack.nova_db import api as db_api
+from minicompute.db import api as db_api
 
 LOG = logging.getLogger(__name__)
 
@@ -94,8 +94,8 @@ class EventReporter:
 def _set_event_details(event_id, details):
     """Write ``details`` on a running event (action_event_start has no
     such argument; finishing the event overwrites it)."""
-    from ministack.nova_db import models
-    from ministack.nova_db.session import scope
+    from minicompute.db import models
+    from minicompute.db.session import scope
     with scope() as session:
         session.query(models.InstanceActionEvent).filter_by(
             id=event_id).update({"details": details},

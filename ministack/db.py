@@ -1,7 +1,7 @@
 """Database plumbing shared by the nova and cinder databases.
 
 Each side keeps its own models, its own ``MetaData`` and its own alembic
-migrations (``minicinder/db/migrations``, ``ministack/nova_db/migrations``);
+migrations (``minicinder/db/migrations``, ``minicompute/db/migrations``);
 this module only knows how to open an engine for a URL, hand out sessions,
 run a migration directory to head, and the timestamp columns both sides
 share. Soft-delete columns differ upstream (nova: ``deleted`` integer equal

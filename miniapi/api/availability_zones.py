@@ -12,7 +12,7 @@ import collections
 
 import flask
 
-from ministack.nova_db import api as db_api
+from minicompute.db import api as db_api
 from miniapi.api import common
 from miniapi.compute import servers as server_ops
 

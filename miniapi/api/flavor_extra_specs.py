@@ -9,8 +9,8 @@ takes exactly one key, the one in the URL (400 otherwise).
 import flask
 
 from ministack import exception as ms_exception
-from ministack.nova_db import api as db_api
-from ministack.nova_db import flavors as flavors_db
+from minicompute.db import api as db_api
+from minicompute.db import flavors as flavors_db
 from miniapi.api import common
 from miniapi.api import validation
 from miniapi.api.schemas import flavors as schemas

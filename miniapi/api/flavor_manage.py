@@ -10,7 +10,7 @@ import flask
 from oslo_utils import strutils
 from oslo_utils import uuidutils
 
-from ministack.nova_db import api as db_api
+from minicompute.db import api as db_api
 from miniapi.api import common
 from miniapi.api import flavors
 from miniapi.api import microversion

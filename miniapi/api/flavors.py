@@ -13,8 +13,8 @@ import flask
 from oslo_utils import strutils
 
 from ministack import exception as ms_exception
-from ministack.nova_db import api as db_api
-from ministack.nova_db import flavors as flavors_db
+from minicompute.db import api as db_api
+from minicompute.db import flavors as flavors_db
 from miniapi.api import common
 from miniapi.api import microversion
 from miniapi.api.views import flavors as views

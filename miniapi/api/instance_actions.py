@@ -12,8 +12,7 @@ from oslo_utils import uuidutils
 
 from minicompute import exception
 from ministack import exception as ms_exception
-from ministack.nova_db import api as db_api
-from miniapi import db_extra
+from minicompute.db import api as db_api
 from miniapi.api import common
 from miniapi.api import microversion
 from miniapi.api import validation
@@ -38,7 +37,7 @@ def _query_schema(version):
 def _instance(ctxt, server_id):
     if not uuidutils.is_uuid_like(server_id):
         raise exception.InstanceNotFound(instance_id=server_id)
-    return db_extra.instance_get_including_deleted(ctxt, server_id)
+    return db_api.instance_get_including_deleted(ctxt, server_id)
 
 
 def _parse_time(name):

@@ -15,7 +15,7 @@ with ``?tenant_id=`` (403 for anyone else, as nova's
 import flask
 
 from ministack import context as ms_context
-from ministack.nova_db import api as db_api
+from minicompute.db import api as db_api
 from miniapi.api import common
 from miniapi.api import microversion
 from miniapi.compute import checks

@@ -12,7 +12,7 @@ from oslo_utils import uuidutils
 from minicompute import exception
 from ministack import exception as ms_exception
 from ministack import wsgi
-from ministack.nova_db import api as db_api
+from minicompute.db import api as db_api
 from miniapi.api import common
 from miniapi.api import microversion
 from miniapi.api import validation

@@ -11,8 +11,7 @@ import flask
 from oslo_utils import uuidutils
 
 from ministack import exception as ms_exception
-from ministack.nova_db import api as db_api
-from miniapi import db_extra
+from minicompute.db import api as db_api
 from miniapi.api import common
 from miniapi.api import microversion
 from miniapi.api import validation
@@ -81,7 +80,7 @@ def update(service_id, body):
         values["disabled_reason"] = body.get("disabled_reason")
     if "forced_down" in body:
         values["forced_down"] = body["forced_down"]
-    row = db_extra.service_update(ctxt, service_id, values)
+    row = db_api.service_update(ctxt, service_id, values)
     return flask.jsonify({"service": views.service(
         row, db_api.service_is_up(row, _down_time()),
         microversion.current())})

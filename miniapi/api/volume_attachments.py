@@ -15,7 +15,7 @@ from miniapi.api import servers
 from miniapi.api import validation
 from miniapi.api.schemas import volume_attachments as schemas
 from miniapi.api.views import volume_attachments as views
-from ministack.nova_db import api as db_api
+from minicompute.db import api as db_api
 
 bp = flask.Blueprint("volume_attachments", __name__, url_prefix="/v2.1")
 

@@ -16,7 +16,7 @@ import re
 from minicompute import exception
 from ministack import context as ms_context
 from ministack import exception as ms_exception
-from ministack.nova_db import api as db_api
+from minicompute.db import api as db_api
 
 COMPUTE_TOPIC = "compute"
 

@@ -27,7 +27,7 @@ import json
 import uuid
 
 from minicompute import vm_states
-from ministack.nova_db import api as db_api
+from minicompute.db import api as db_api
 
 COMPUTE_BINARY = "nova-compute"
 HYPERVISOR_TYPE = "QEMU"

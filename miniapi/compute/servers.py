@@ -23,8 +23,8 @@ from minicompute import task_states
 from minicompute import vm_states
 from ministack import db
 from ministack import exception as ms_exception
-from ministack.nova_db import api as db_api
-from ministack.nova_db import flavors as flavors_db
+from minicompute.db import api as db_api
+from minicompute.db import flavors as flavors_db
 from miniapi.compute import checks
 from miniapi.compute import images
 

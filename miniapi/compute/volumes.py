@@ -31,7 +31,7 @@ from minicompute import instance_actions
 from minicompute import vm_states
 from ministack import exception as ms_exception
 from ministack.microversion import APIVersion
-from ministack.nova_db import api as db_api
+from minicompute.db import api as db_api
 from miniapi.compute import checks
 
 LOG = logging.getLogger(__name__)

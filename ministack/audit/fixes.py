@@ -5,7 +5,7 @@ owner's own bookkeeping happens too: Cinder's attachments and statuses
 through minicinder's REST API as the nova service (it revokes the
 initiator and recomputes the volume status itself; only a service may
 delete an attachment an instance still holds, OSSA-2023-003), nova's
-BDMs through ``ministack.nova_db.api``, guests through libvirt, exports
+BDMs through ``minicompute.db.api``, guests through libvirt, exports
 through minicinder's tgt/LVM adapters. Every repair is idempotent: something
 already gone counts as repaired, so running ``--fix`` twice is safe.
 
@@ -92,7 +92,7 @@ class Fixer:
 
     def _nova(self):
         from ministack import db
-        from ministack.nova_db import api as db_api
+        from minicompute.db import api as db_api
         if not self._nova_ready:
             db_api.configure(db.make_engine(self.settings.nova_db))
             self._nova_ready = True

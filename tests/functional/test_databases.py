@@ -36,9 +36,9 @@ from minicinder.db import types as cinder_types
 from minicompute import exception as nova_exception
 from ministack import context
 from ministack import db
-from ministack.nova_db import MIGRATIONS_DIR as NOVA_MIGRATIONS
-from ministack.nova_db import api as nova_api
-from ministack.nova_db import models as nova_models
+from minicompute.db import MIGRATIONS_DIR as NOVA_MIGRATIONS
+from minicompute.db import api as nova_api
+from minicompute.db import models as nova_models
 from tests.functional import daemons
 from tests.functional import private_stack
 from tests.functional.database_servers import mariadb_urls  # noqa: F401

@@ -20,7 +20,7 @@ from minicompute.volume import cinder as cinder_api
 from ministack import config
 from ministack import db
 from ministack import rpc
-from ministack.nova_db import api as db_api
+from minicompute.db import api as db_api
 from tests.functional.minicompute import journey
 
 pytestmark = pytest.mark.slow

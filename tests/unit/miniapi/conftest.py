@@ -15,8 +15,8 @@ from ministack import config as ms_config
 from ministack import context
 from ministack import db
 from ministack import rpc
-from ministack.nova_db import api as db_api
-from ministack.nova_db import models
+from minicompute.db import api as db_api
+from minicompute.db import models
 from miniapi import app as app_mod
 from miniapi import conf as api_conf
 from miniapi import db_setup

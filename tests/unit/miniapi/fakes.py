@@ -18,7 +18,7 @@ import oslo_messaging as messaging
 
 from minicompute import exception
 from ministack import exception as ms_exception
-from ministack.nova_db import api as db_api
+from minicompute.db import api as db_api
 
 
 class FakeVolumeAPI:

@@ -25,8 +25,7 @@ import uuid
 import pytest
 
 from ministack import context
-from ministack.nova_db import api as db_api
-from miniapi import db_extra
+from minicompute.db import api as db_api
 from miniapi.compute import host_facts
 from tests.unit.miniapi import tempest_schemas as ts
 
@@ -362,7 +361,7 @@ def test_state_and_status_follow_the_service(api, local, make_server,
     # host1 goes silent: down, no uptime
     service = db_api.service_get_by_host_and_binary(admin_ctxt, "host1",
                                                     "nova-compute")
-    db_extra.service_update(admin_ctxt, service.uuid, {
+    db_api.service_update(admin_ctxt, service.uuid, {
         "last_seen_up": datetime.datetime(2000, 1, 1)})
     _, body, _ = api.get("/v2.1/os-hypervisors/detail", version="2.88")
     hyp1 = body["hypervisors"][0]

@@ -1,7 +1,7 @@
 """Flavors, os-services and os-instance-actions."""
 
 from ministack import context
-from ministack.nova_db import api as db_api
+from minicompute.db import api as db_api
 
 
 def test_flavors(api):

@@ -3,7 +3,7 @@
 import pytest
 
 from ministack import context
-from ministack.nova_db import api as db_api
+from minicompute.db import api as db_api
 
 
 def _action(api, server_id, body, **kw):
@@ -64,8 +64,7 @@ def test_reboot_of_a_down_host_is_409_and_changes_nothing(api, make_server,
                                                           admin_ctxt):
     server_id = make_server()
     [svc] = db_api.service_get_all(admin_ctxt)
-    from miniapi import db_extra
-    db_extra.service_update(admin_ctxt, svc.uuid, {"forced_down": True})
+    db_api.service_update(admin_ctxt, svc.uuid, {"forced_down": True})
     assert _action(api, server_id, {"reboot": {"type": "HARD"}})[0] == 409
     assert _server(server_id).task_state is None
 

@@ -3,7 +3,7 @@
 import uuid
 
 from ministack import context
-from ministack.nova_db import api as db_api
+from minicompute.db import api as db_api
 from tests.unit.miniapi.conftest import IMAGE_ID
 
 
@@ -45,9 +45,8 @@ def test_create_by_image_name_and_osc_bdm(api, compute):
 
 
 def test_create_without_compute_host_is_error(api, compute, admin_ctxt):
-    from miniapi import db_extra
     svc = db_api.service_get_all(admin_ctxt)[0]
-    db_extra.service_update(admin_ctxt, svc.uuid, {"disabled": True})
+    db_api.service_update(admin_ctxt, svc.uuid, {"disabled": True})
     status, body, _ = _create(api)
     assert status == 202
     _, show, _ = api.get("/v2.1/servers/" + body["server"]["id"])
@@ -212,7 +211,6 @@ def test_delete_casts_terminate(api, make_server, compute, admin_ctxt):
 def test_delete_with_host_down_is_local(api, make_server, volumes,
                                         admin_ctxt):
     """Host down: attachments released, dot volumes deleted, row gone."""
-    from miniapi import db_extra
     server_id = make_server()
     keep, drop = volumes.create_volume(), volumes.create_volume()
     url = "/v2.1/servers/%s/os-volume_attachments" % server_id
@@ -220,7 +218,7 @@ def test_delete_with_host_down_is_local(api, make_server, volumes,
     api.post(url, {"volumeAttachment": {
         "volumeId": drop, "delete_on_termination": True}}, version="2.79")
     svc = db_api.service_get_all(admin_ctxt)[0]
-    db_extra.service_update(admin_ctxt, svc.uuid, {"forced_down": True})
+    db_api.service_update(admin_ctxt, svc.uuid, {"forced_down": True})
     assert api.delete("/v2.1/servers/" + server_id)[0] == 204
     assert api.get("/v2.1/servers/" + server_id)[0] == 404
     assert volumes.volumes[keep]["status"] == "available"

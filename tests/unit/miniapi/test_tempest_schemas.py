@@ -10,7 +10,7 @@ boundaries where a view changes, plus the maximum we serve.
 import pytest
 
 from ministack import context
-from ministack.nova_db import api as db_api
+from minicompute.db import api as db_api
 from tests.unit.miniapi import tempest_schemas as ts
 
 pytestmark = pytest.mark.usefixtures("_tempest")

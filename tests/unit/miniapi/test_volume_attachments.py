@@ -6,7 +6,7 @@ import oslo_messaging as messaging
 
 from minicompute import exception
 from ministack import context
-from ministack.nova_db import api as db_api
+from minicompute.db import api as db_api
 
 BASE = "/v2.1/servers/%s/os-volume_attachments"
 
@@ -236,9 +236,8 @@ def test_attach_task_in_flight_409(api, make_server, volumes, admin_ctxt):
 
 def test_attach_compute_down_409(api, make_server, volumes, admin_ctxt):
     server_id = make_server()
-    from miniapi import db_extra
     svc = db_api.service_get_all(admin_ctxt)[0]
-    db_extra.service_update(admin_ctxt, svc.uuid, {"forced_down": True})
+    db_api.service_update(admin_ctxt, svc.uuid, {"forced_down": True})
     volume_id = volumes.create_volume()
     status, body, _ = _attach(api, server_id, volume_id)
     assert status == 409

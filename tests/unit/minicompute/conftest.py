@@ -4,13 +4,13 @@ import pytest
 
 from ministack import context
 from ministack import db
-from ministack.nova_db import api as db_api
-from ministack.nova_db import models
+from minicompute.db import api as db_api
+from minicompute.db import models
 
 
 @pytest.fixture
 def nova_db(tmp_path):
-    """A fresh nova database wired into ministack.nova_db.api.
+    """A fresh nova database wired into minicompute.db.api.
 
     A file, not ``:memory:``: an in-memory SQLite database is one
     connection shared by every thread (StaticPool), and the manager's RPC

@@ -22,7 +22,7 @@ from ministack import config
 from ministack import context
 from ministack import exception as ms_exception
 from ministack import rpc
-from ministack.nova_db import api as db_api
+from minicompute.db import api as db_api
 from tests.unit.minicompute import fakes
 
 

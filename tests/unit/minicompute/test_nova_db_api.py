@@ -1,10 +1,10 @@
-"""ministack.nova_db.api: the data access both nova daemons share."""
+"""minicompute.db.api: the data access both nova daemons share."""
 
 import pytest
 
 from minicompute import exception
 from ministack import context
-from ministack.nova_db import api as db_api
+from minicompute.db import api as db_api
 
 
 def test_instance_get_is_project_scoped(ctxt, admin_ctxt, instance):

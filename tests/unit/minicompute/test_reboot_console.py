@@ -8,7 +8,7 @@ from minicompute import utils
 from minicompute.virt.libvirt import config
 from minicompute.virt.libvirt import console
 from minicompute.virt.libvirt import reboot
-from ministack.nova_db import api as db_api
+from minicompute.db import api as db_api
 from tests.unit.minicompute import test_manager as _manager_tests
 
 # The manager tests' fixtures: a ComputeService on fake:/ with the fake

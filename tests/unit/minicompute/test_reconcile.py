@@ -7,9 +7,9 @@ import pytest
 from minicompute import reconcile
 from ministack import context
 from ministack import db
-from ministack.nova_db import api as db_api
-from ministack.nova_db import models
-from ministack.nova_db.session import scope
+from minicompute.db import api as db_api
+from minicompute.db import models
+from minicompute.db.session import scope
 from tests.unit.minicompute import test_manager as tm
 
 conf = tm.conf

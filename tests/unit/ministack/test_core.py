@@ -13,7 +13,7 @@ from ministack import db
 from ministack import exception
 from ministack import executor
 from ministack import wsgi
-from ministack.nova_db import MIGRATIONS_DIR as NOVA_MIGRATIONS
+from minicompute.db import MIGRATIONS_DIR as NOVA_MIGRATIONS
 
 
 def test_exception_formats_its_template():

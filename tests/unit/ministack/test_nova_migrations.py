@@ -10,7 +10,7 @@ downgrade gives the (empty) tables back.
 import sqlalchemy as sa
 
 from ministack import db
-from ministack.nova_db import MIGRATIONS_DIR
+from minicompute.db import MIGRATIONS_DIR
 
 IDENTITY_TABLES = {"project", "user", "role", "assignment",
                    "application_credential", "application_credential_role"}

@@ -1,7 +1,7 @@
-"""The session factory behind ``ministack.nova_db.api``.
+"""The session factory behind ``minicompute.db.api``.
 
 One module-level sessionmaker per process, set by :func:`configure` (the
-daemon calls ``ministack.nova_db.api.configure(engine)`` once at start-up);
+daemon calls ``minicompute.db.api.configure(engine)`` once at start-up);
 every data-access function opens one short transaction with :func:`scope`.
 """
 
@@ -19,5 +19,5 @@ def configure(engine):
 def scope():
     """One transaction (commit on success, roll back on error)."""
     if _SESSIONMAKER is None:
-        raise RuntimeError("ministack.nova_db.api.configure() was not called")
+        raise RuntimeError("minicompute.db.api.configure() was not called")
     return db.session_scope(_SESSIONMAKER)

@@ -7,15 +7,15 @@ and on a direct GET. Flavors are deleted for good, as upstream's API DB
 does (an instance keeps its own copy of the flavor it was built with),
 together with their extra specs and access rows.
 
-Part of ``ministack.nova_db.api``, which re-exports every public function.
+Part of ``minicompute.db.api``, which re-exports every public function.
 """
 
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from minicompute import exception
-from ministack.nova_db import models
-from ministack.nova_db.session import scope as _scope
+from minicompute.db import models
+from minicompute.db.session import scope as _scope
 
 Flavor = models.Flavor
 

@@ -3,13 +3,13 @@
 The API records one action per request (``action_start``, keyed by the
 request id); the compute manager adds ``compute_<method>`` events to the
 action of the same request id, as nova's ``EventReporter`` does. Part of
-``ministack.nova_db.api``, which re-exports every public function here.
+``minicompute.db.api``, which re-exports every public function here.
 """
 
 from minicompute import exception
 from ministack import db
-from ministack.nova_db import models
-from ministack.nova_db.session import scope as _scope
+from minicompute.db import models
+from minicompute.db.session import scope as _scope
 
 
 def action_start(ctxt, instance_uuid, action):

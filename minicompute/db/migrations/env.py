@@ -1,6 +1,6 @@
 from alembic import context
 
 from ministack.db import run_alembic_env
-from ministack.nova_db import models
+from minicompute.db import models
 
 run_alembic_env(context, models.Base.metadata)

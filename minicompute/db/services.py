@@ -2,15 +2,16 @@
 
 ``service_heartbeat`` is how a compute host says it is alive (the API only
 schedules to hosts whose last heartbeat is recent: ``service_is_up``).
-Part of ``ministack.nova_db.api``, which re-exports every public function.
+Part of ``minicompute.db.api``, which re-exports every public function.
 """
 
 import uuid as uuidlib
 
 from minicompute import exception
 from ministack import db
-from ministack.nova_db import models
-from ministack.nova_db.session import scope as _scope
+from ministack import exception as ms_exception
+from minicompute.db import models
+from minicompute.db.session import scope as _scope
 
 
 def service_heartbeat(ctxt, host, binary, topic):
@@ -62,3 +63,21 @@ def service_is_up(service, down_time=60):
         return False
     elapsed = (db.utcnow() - last).total_seconds()
     return abs(elapsed) <= down_time
+
+
+def service_update(ctxt, service_uuid, values):
+    """Update the live service with UUID ``service_uuid`` (``PUT
+    /os-services/{id}``: enable/disable, forced_down).
+
+    :raises ministack.exception.NotFound: no such service.
+    """
+    with _scope() as session:
+        service = session.query(models.Service).filter_by(
+            uuid=service_uuid, deleted=0).one_or_none()
+        if service is None:
+            raise ms_exception.NotFound(
+                message="Service %s could not be found." % service_uuid)
+        for key, value in values.items():
+            setattr(service, key, value)
+        service.updated_at = db.utcnow()
+    return service

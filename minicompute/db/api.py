@@ -20,7 +20,7 @@ Call :func:`configure` once per process with the engine before anything
 else. Instances and BDMs live here; actions/events (``actions.py``),
 services (``services.py``) and flavors (``flavors.py``, whose extra-spec
 and access functions callers import from there) are re-exported so
-callers only ever import ``ministack.nova_db.api``.
+callers only ever import ``minicompute.db.api``.
 """
 
 import datetime
@@ -32,18 +32,18 @@ import sqlalchemy as sa
 
 from minicompute import exception
 from ministack import db
-from ministack.nova_db import models
-from ministack.nova_db import session
-from ministack.nova_db.actions import (  # noqa: F401 (re-exported)
+from minicompute.db import models
+from minicompute.db import session
+from minicompute.db.actions import (  # noqa: F401 (re-exported)
     action_event_finish, action_event_start, action_events_get,
     action_finish, action_get_all, action_get_by_request_id, action_start)
-from ministack.nova_db.flavors import (  # noqa: F401 (re-exported)
+from minicompute.db.flavors import (  # noqa: F401 (re-exported)
     flavor_create, flavor_destroy, flavor_get, flavor_get_all,
     flavor_update)
-from ministack.nova_db.services import (  # noqa: F401 (re-exported)
+from minicompute.db.services import (  # noqa: F401 (re-exported)
     service_get_all, service_get_by_host_and_binary, service_heartbeat,
-    service_is_up)
-from ministack.nova_db.session import scope as _scope
+    service_is_up, service_update)
+from minicompute.db.session import scope as _scope
 
 # Sentinel for "no compare-and-swap on this column" (None is a real value).
 UNSET = object()
@@ -101,6 +101,22 @@ def instance_get(ctxt, uuid):
     with _scope() as session:
         instance = _instance_query(ctxt, session).filter_by(
             uuid=uuid).one_or_none()
+    if instance is None:
+        raise exception.InstanceNotFound(instance_id=uuid)
+    return instance
+
+
+def instance_get_including_deleted(ctxt, uuid):
+    """The instance ``uuid``, live or soft-deleted (project-scoped): instance
+    actions stay readable after the server is deleted (nova 2.21+).
+
+    :raises InstanceNotFound:
+    """
+    with _scope() as session:
+        query = session.query(models.Instance).filter_by(uuid=uuid)
+        if not ctxt.is_admin:
+            query = query.filter_by(project_id=ctxt.project_id)
+        instance = query.one_or_none()
     if instance is None:
         raise exception.InstanceNotFound(instance_id=uuid)
     return instance
