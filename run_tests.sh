@@ -52,7 +52,7 @@ for tier in "${tiers[@]}"; do
     case $tier in
         lint)
             echo "== ruff"
-            "$VENV/bin/ruff" check ministack miniapi minicompute minicinder tests tools ;;
+            "$VENV/bin/ruff" check ministack miniapi minicompute minicinder ministack_audit tests tools ;;
         unit)       run_tier unit tests/unit ;;
         functional) run_tier functional tests/functional ;;
         tempest)    run_tier tempest-style tests/tempest_style yes ;;

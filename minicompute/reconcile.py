@@ -14,7 +14,7 @@ Two jobs, both run by :class:`~minicompute.service.ComputeService`:
   they have no event yet and run normally once the server listens.
 * :meth:`Reconciler.run` (start-up, then every ``[compute]
   reconcile_interval`` seconds): the checks of ``ministack-audit``
-  (``ministack.audit.checks``) on this host's view (BDMs, Cinder's
+  (``ministack.ledgers.checks``) on this host's view (BDMs, Cinder's
   attachments, the guests' disks), instance by instance under the
   instance lock, so an attach in flight is never seen half-done. It fixes
   what is safe: orphan attachments, BDMs without attachment, disks
@@ -34,7 +34,7 @@ from minicompute import exception
 from minicompute import utils
 from ministack import context as ms_context
 from ministack import db
-from ministack.audit import checks
+from ministack.ledgers import checks
 from minicompute.db import api as db_api
 from minicompute.db import models
 from minicompute.db.session import scope

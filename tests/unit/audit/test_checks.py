@@ -2,7 +2,7 @@
 
 import datetime
 
-from ministack.audit import checks
+from ministack.ledgers import checks
 
 NOW = datetime.datetime(2024, 1, 1, 12, 0, 0)
 OLD = NOW - datetime.timedelta(hours=1)

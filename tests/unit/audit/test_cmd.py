@@ -1,8 +1,8 @@
 """ministack-audit's exit codes when it cannot run (no I/O beyond a
 refused TCP connection and a throwaway SQLite file)."""
 
-from ministack.audit import cmd
-from ministack.audit import ledgers
+from ministack_audit import cmd
+from ministack_audit import ledgers
 from tests.functional.daemons import free_port
 
 

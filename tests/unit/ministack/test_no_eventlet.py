@@ -10,7 +10,7 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..",
 
 
 def test_daemons_and_cli_import_without_eventlet_warning():
-    code = ("import ministack.audit.cmd, miniapi.service, minicinder.service,"
+    code = ("import ministack_audit.cmd, miniapi.service, minicinder.service,"
             " minicompute.manager, oslo_messaging\n"
             "from oslo_service import backend, service\n"
             "print(backend.get_backend_type().value)\n")

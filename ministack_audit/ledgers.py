@@ -1,4 +1,4 @@
-"""Read the six ledgers into a :class:`ministack.audit.checks.Snapshot`.
+"""Read the six ledgers into a :class:`ministack.ledgers.checks.Snapshot`.
 
 Where each one comes from (settings from the daemons' own config files,
 so the audit sees exactly what they see):
@@ -29,7 +29,7 @@ from ministack import config
 from ministack import db
 from ministack import exception
 from ministack import executor
-from ministack.audit import checks
+from ministack.ledgers import checks
 
 
 class Settings:

@@ -28,9 +28,9 @@ import sys
 import traceback
 
 from ministack import exception
-from ministack.audit import checks
-from ministack.audit import fixes
-from ministack.audit import ledgers
+from ministack.ledgers import checks
+from ministack_audit import fixes
+from ministack_audit import ledgers
 
 
 def _parser():

@@ -7,7 +7,7 @@ volumes and the loop devices that stand in for device-mapper here. Each
 check below compares two or three of them and returns a
 :class:`Divergence` per disagreement, with the repair it calls for.
 
-Nothing here does I/O: ``ministack.audit.ledgers`` reads the ledgers into
+Nothing here does I/O: ``ministack_audit.ledgers`` reads the ledgers into
 a :class:`Snapshot` (the audit command), ``minicompute.reconcile`` builds
 one for its own host, and both hand it to :func:`run`. A ledger that was
 not read is None and the checks needing it are skipped, so the compute
