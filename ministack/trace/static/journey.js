@@ -1,0 +1,236 @@
+// The journey page's diagram: one trace drawn as the seed's attach
+// diagram (lanes per actor, one arrow per hop, the four phases as bands).
+//
+// Everything from the trace is attacker-influenced text: it only ever
+// reaches the page through textContent and setAttribute, never as HTML.
+(function () {
+  "use strict";
+
+  var SVG = "http://www.w3.org/2000/svg";
+  var LANE_W = 132, LEFT = 150, TOP = 64, ROW_H = 46, RIGHT = 24;
+  var LABEL_MAX = 56, ERROR_MAX = 72;
+
+  function el(name, attrs, text) {
+    var node = document.createElementNS(SVG, name);
+    Object.keys(attrs || {}).forEach(function (key) {
+      node.setAttribute(key, String(attrs[key]));
+    });
+    if (text !== undefined) { node.textContent = String(text); }
+    return node;
+  }
+
+  function html(name, attrs, text) {
+    var node = document.createElement(name);
+    Object.keys(attrs || {}).forEach(function (key) {
+      node.setAttribute(key, String(attrs[key]));
+    });
+    if (text !== undefined) { node.textContent = String(text); }
+    return node;
+  }
+
+  function short(text, max) {
+    text = String(text === null || text === undefined ? "" : text);
+    return text.length > max ? text.slice(0, max - 1) + "\u2026" : text;
+  }
+
+  function ms(value) {
+    return (Number(value) || 0).toFixed(1) + " ms";
+  }
+
+  // A span that never stopped (its daemon died mid-hop) has no duration.
+  function took(hop) {
+    return hop.duration_ms === null ? "unfinished" : ms(hop.duration_ms);
+  }
+
+  // What the label says besides the name: the action of a Cinder action
+  // call (os-complete, os-roll_detaching...), when the name is a path.
+  function action(hop) {
+    var details = hop.details || {};
+    var act = details.action;
+    if (typeof act === "string" && act && String(hop.name).indexOf(act) < 0) {
+      return " (" + act + ")";
+    }
+    return "";
+  }
+
+  function draw(data) {
+    var trace = data.trace, hops = trace.hops, lanes = data.lanes;
+    var index = {}, byId = {};
+    lanes.forEach(function (lane, i) { index[lane.actor] = i; });
+    hops.forEach(function (hop) { byId[hop.id] = hop; });
+    var width = LEFT + lanes.length * LANE_W + RIGHT;
+    var height = TOP + hops.length * ROW_H + 24;
+    var svg = el("svg", {width: width, height: height, id: "journey-svg",
+                         viewBox: "0 0 " + width + " " + height,
+                         role: "img", "aria-label": "hops of the trace"});
+    var defs = el("defs");
+    ["ok", "failed"].forEach(function (name) {
+      var marker = el("marker", {id: "arrow-" + name, viewBox: "0 0 10 10",
+                                 refX: 9, refY: 5, markerWidth: 7,
+                                 markerHeight: 7, orient: "auto"});
+      marker.appendChild(el("path", {d: "M0,0 L10,5 L0,10 z",
+                                     "class": "head " + name}));
+      defs.appendChild(marker);
+    });
+    svg.appendChild(defs);
+
+    function x(actor) {
+      var i = index[actor];
+      if (i === undefined) { i = 0; }
+      return LEFT + i * LANE_W + LANE_W / 2;
+    }
+    function rowY(i) { return TOP + i * ROW_H; }
+
+    // The phases: each run of consecutive hops of one phase is a band.
+    var bands = el("g", {"class": "phases"});
+    var start = 0;
+    for (var i = 1; i <= hops.length; i++) {
+      var phase = hops[start].phase;
+      if (i < hops.length && hops[i].phase === phase) { continue; }
+      if (phase) {
+        var nth = data.phases.indexOf(phase);
+        var band = el("g", {"class": "phase", "data-phase": phase});
+        band.appendChild(el("rect", {
+          x: 4, y: rowY(start) + 2, width: width - 8,
+          height: (i - start) * ROW_H - 4,
+          "class": "band band-" + (nth < 0 ? "other" : nth)}));
+        band.appendChild(el("text", {x: 10, y: rowY(start) + 16,
+                                     "class": "phase-label"},
+                            (nth < 0 ? "" : (nth + 1) + " ") + phase));
+        bands.appendChild(band);
+      }
+      start = i;
+    }
+    svg.appendChild(bands);
+
+    // The lanes.
+    var lanesG = el("g", {"class": "lanes"});
+    lanes.forEach(function (lane) {
+      var g = el("g", {"class": "lane", "data-actor": lane.actor});
+      var cx = x(lane.actor);
+      g.appendChild(el("rect", {x: cx - LANE_W / 2 + 8, y: 8,
+                                width: LANE_W - 16, height: 28, rx: 6,
+                                "class": "lane-head"}));
+      g.appendChild(el("text", {x: cx, y: 27, "class": "lane-title"},
+                       lane.title));
+      g.appendChild(el("line", {x1: cx, y1: 36, x2: cx, y2: height - 8,
+                                "class": "lane-line"}));
+      lanesG.appendChild(g);
+    });
+    svg.appendChild(lanesG);
+
+    // The hops.
+    var hopsG = el("g", {"class": "hops"});
+    hops.forEach(function (hop, row) {
+      var from = hop.from_actor || "user";
+      var to = hop.actor;
+      var y = rowY(row) + ROW_H / 2 + 6;
+      var failed = !!hop.error;
+      var g = el("g", {"class": "hop" + (failed ? " failed" : ""),
+                       "data-hop-id": hop.id, "data-kind": hop.kind,
+                       "data-actor": to, "data-name": hop.name,
+                       tabindex: 0, role: "button"});
+      g.appendChild(el("title", {}, hop.kind + " " + hop.name +
+                       (failed ? " \u2014 " + hop.error : "")));
+      g.appendChild(el("rect", {x: LEFT - 6, y: rowY(row) + 2,
+                                width: width - LEFT - RIGHT + 12,
+                                height: ROW_H - 4, "class": "hit"}));
+      g.appendChild(el("text", {x: LEFT - 12, y: y + 4,
+                                "class": "offset"},
+                       "+" + ms(hop.start_ms)));
+      var x1 = x(from), x2 = x(to);
+      var marker = "url(#arrow-" + (failed ? "failed" : "ok") + ")";
+      if (x1 === x2) {
+        g.appendChild(el("path", {
+          d: "M" + x1 + "," + (y - 6) + " h26 v12 h-24",
+          "class": "arrow kind-" + String(hop.kind).toLowerCase(),
+          "marker-end": marker}));
+      } else {
+        var dir = x2 > x1 ? 1 : -1;
+        g.appendChild(el("line", {
+          x1: x1 + 4 * dir, y1: y, x2: x2 - 4 * dir, y2: y,
+          "class": "arrow kind-" + String(hop.kind).toLowerCase(),
+          "marker-end": marker}));
+      }
+      if ((hop.kind === "CALL" || hop.kind === "CAST") &&
+          from !== "rabbitmq" && to !== "rabbitmq" &&
+          index.rabbitmq !== undefined) {
+        // RPC travels through the broker even when the trace has no
+        // span of its own for it: the packet passes RabbitMQ.
+        g.appendChild(el("circle", {cx: x("rabbitmq"), cy: y, r: 4,
+                                    "class": "broker"}));
+      }
+      var labelX = Math.max(Math.min(x1, x2), LEFT) + (x1 === x2 ? 34 : 8);
+      var label = el("text", {x: labelX, y: y - 6, "class": "label"});
+      label.appendChild(el("tspan", {"class": "kind-tag"}, hop.kind + " "));
+      label.appendChild(el("tspan", {"class": "name"},
+                           short(hop.name, LABEL_MAX)));
+      if (action(hop)) {
+        label.appendChild(el("tspan", {"class": "action"}, action(hop)));
+      }
+      label.appendChild(el("tspan", {"class": "time"},
+                           " " + took(hop) +
+                           (hop.status !== null && hop.status !== undefined
+                            ? " \u00b7 " + hop.status : "")));
+      g.appendChild(label);
+      if (failed) {
+        g.appendChild(el("text", {x: labelX, y: y + 16,
+                                  "class": "error-label"},
+                         "\u2716 " + short(hop.error, ERROR_MAX)));
+      }
+      g.addEventListener("click", function () { select(g, hop, byId); });
+      g.addEventListener("keydown", function (event) {
+        if (event.key === "Enter" || event.key === " ") {
+          event.preventDefault();
+          select(g, hop, byId);
+        }
+      });
+      hopsG.appendChild(g);
+    });
+    svg.appendChild(hopsG);
+    return svg;
+  }
+
+  function row(dl, term, value) {
+    if (value === null || value === undefined || value === "") { return; }
+    dl.appendChild(html("dt", {}, term));
+    dl.appendChild(html("dd", {"data-field": term}, value));
+  }
+
+  function select(g, hop, byId) {
+    var old = document.querySelectorAll(".hop.selected");
+    Array.prototype.forEach.call(old, function (node) {
+      node.setAttribute("class", node.getAttribute("class")
+                        .replace(" selected", ""));
+    });
+    g.setAttribute("class", g.getAttribute("class") + " selected");
+    var panel = document.getElementById("hop-details");
+    while (panel.firstChild) { panel.removeChild(panel.firstChild); }
+    panel.setAttribute("data-hop-id", hop.id);
+    panel.appendChild(html("h2", {}, hop.kind + " " + hop.name));
+    if (hop.error) {
+      panel.appendChild(html("p", {"class": "error-message"}, hop.error));
+    }
+    var dl = html("dl");
+    var parent = byId[hop.parent_id];
+    row(dl, "service", hop.service);
+    row(dl, "actor", hop.actor);
+    row(dl, "from", (hop.from_actor || "user") +
+                    (parent ? " (in " + parent.kind + " " + parent.name + ")"
+                            : ""));
+    row(dl, "phase", hop.phase);
+    row(dl, "start", "+" + ms(hop.start_ms));
+    row(dl, "duration", took(hop));
+    row(dl, "status", hop.status);
+    row(dl, "request id", hop.request_id);
+    row(dl, "hop id", hop.id);
+    panel.appendChild(dl);
+    panel.appendChild(html("h3", {}, "arguments"));
+    panel.appendChild(html("pre", {"class": "hop-args"},
+                           JSON.stringify(hop.details || {}, null, 2)));
+  }
+
+  var source = document.getElementById("trace-data");
+  var data = JSON.parse(source.textContent);
+  document.getElementById("diagram").appendChild(draw(data));
+})();

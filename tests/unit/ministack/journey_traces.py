@@ -1,0 +1,156 @@
+"""Two traces in the shape of :func:`ministack.trace.hops.load`, for the
+journey page's tests: a traced attach as the seed tells it, and a detach
+the guest refuses (DeviceDetachFailed, then roll_detaching), with hostile
+text (markup in names and errors) and secrets that must not be shown."""
+
+import copy
+
+TRACE_ID = "6f1c2f0e-4a8b-4d1e-9c55-0d6b1e2a7c31"
+FAILED_TRACE_ID = "0b9d7e44-2f3a-4c8e-b1d2-7e5a9c3f6d10"
+ATTACH_REQUEST = "req-1d3e5f70-8a9b-4c0d-9e1f-2a3b4c5d6e7f"
+DETACH_REQUEST = "req-9e8d7c6b-5a49-4838-8271-605f4e3d2c1b"
+SERVER = "3a2b1c0d-9e8f-4a7b-8c6d-5e4f3a2b1c0d"
+VOLUME = "c0ffee00-1234-4abc-8def-0123456789ab"
+ATTACHMENT = "a77ac4ed-0000-4111-8222-333344445555"
+CHAP_SECRET = "Zq8sEcReTcHaPpAsSw0rD"
+
+#: What must never reach the page (the fixture hides each somewhere).
+SECRETS = (CHAP_SECRET, "gAAAAABtokenvalue", "hunter2-hmac")
+
+
+def _hop(n, parent, service, actor, from_actor, kind, name, start,
+         duration, phase, status=None, error=None,
+         request_id=ATTACH_REQUEST, **details):
+    return {"id": "hop-%02d" % n,
+            "parent_id": None if parent is None else "hop-%02d" % parent,
+            "service": service, "actor": actor, "from_actor": from_actor,
+            "kind": kind, "name": name, "start_ms": start,
+            "duration_ms": duration, "phase": phase, "status": status,
+            "request_id": request_id, "error": error, "details": details}
+
+
+def attach_trace():
+    """A traced attach: the seed's hops, every actor's lane used."""
+    p = "/v3/{project}"
+    att = p + "/attachments/{id}"
+    hops = [
+        _hop(1, None, "nova-api", "nova-api", "user", "REST",
+             "POST /v2.1/servers/{id}/os-volume_attachments",
+             0.0, 412.5, "reserve", 200, server_id=SERVER,
+             body={"volumeAttachment": {"volumeId": VOLUME}},
+             headers={"X-Auth-Token": "gAAAAABtokenvalue"}),
+        _hop(2, 1, "cinder-api", "cinder", "nova-api", "REST",
+             "GET %s/volumes/{id}" % p, 8.1, 21.3, "reserve", 200,
+             path="/v3/p/volumes/" + VOLUME),
+        _hop(3, 1, "nova-api", "rabbitmq", "nova-api", "CALL",
+             "reserve_block_device_name", 31.0, 46.2, "reserve",
+             topic="compute.lab"),
+        _hop(4, 3, "nova-compute", "nova-compute", "rabbitmq", "CALL",
+             "reserve_block_device_name", 33.0, 42.0, "reserve",
+             volume_id=VOLUME, device=None),
+        _hop(5, 4, "nova-compute", "nova-compute", "nova-compute", "DB",
+             "INSERT INTO block_device_mapping", 52.4, 3.1, "reserve"),
+        _hop(6, 1, "cinder-api", "cinder", "nova-api", "REST",
+             "POST %s/attachments" % p, 77.9, 35.6, "reserve", 200,
+             volume_id=VOLUME, instance_uuid=SERVER, connector=None),
+        _hop(7, 1, "nova-api", "rabbitmq", "nova-api", "CAST",
+             "attach_volume", 116.0, 1.2, "cast", topic="compute.lab"),
+        _hop(8, 7, "nova-compute", "nova-compute", "rabbitmq", "CAST",
+             "attach_volume", 118.0, 278.4, "connect/attach",
+             volume_id=VOLUME),
+        _hop(9, 8, "nova-compute", "os-brick", "nova-compute", "LIBRARY",
+             "os_brick get_connector_properties", 121.3, 6.2,
+             "connect/attach", multipath=False),
+        _hop(10, 8, "cinder-api", "cinder", "nova-compute", "REST",
+             "PUT " + att, 129.0, 88.0, "connect/attach", 200,
+             attachment_id=ATTACHMENT,
+             connection_info={"driver_volume_type": "iscsi",
+                              "auth_method": "CHAP",
+                              "auth_username": "ministack",
+                              "auth_password": CHAP_SECRET}),
+        _hop(11, 10, "cinder-api", "cinder", "cinder", "COMMAND",
+             "tgtadm --op new --mode target", 140.2, 12.0,
+             "connect/attach", argv=["tgtadm", "--lld", "iscsi", "--op",
+                                     "new"]),
+        _hop(12, 8, "nova-compute", "os-brick", "nova-compute", "LIBRARY",
+             "os_brick connect_volume", 219.5, 1.4, "connect/attach",
+             protocol="ISCSI"),
+        _hop(13, 8, "nova-compute", "libvirt", "nova-compute", "LIBRARY",
+             "virSecretDefineXML", 222.0, 4.8, "connect/attach",
+             secret="password=%s" % CHAP_SECRET),
+        _hop(14, 8, "nova-compute", "libvirt", "nova-compute", "LIBRARY",
+             "virDomainAttachDeviceFlags", 227.9, 96.3, "connect/attach",
+             target_dev="vdb", flags=3),
+        _hop(15, 14, "nova-compute", "guest", "libvirt", "LIBRARY",
+             "device added: vdb", 323.0, 0.5, "connect/attach"),
+        _hop(16, 8, "nova-compute", "nova-compute", "nova-compute", "DB",
+             "UPDATE block_device_mapping SET connection_info", 326.1,
+             2.7, "connect/attach"),
+        _hop(17, 8, "cinder-api", "cinder", "nova-compute", "REST",
+             "POST %s/action" % att, 330.0, 60.2, "complete", 204,
+             action="os-complete", attachment_id=ATTACHMENT),
+    ]
+    return {"trace_id": TRACE_ID, "request_ids": [ATTACH_REQUEST],
+            "started_at": "2026-12-01T19:50:01.123456+00:00",
+            "duration_ms": 412.5, "hops": hops}
+
+
+def failed_detach_trace():
+    """A detach the guest refuses: the driver detach fails after its
+    retries (DeviceDetachFailed), nova-compute rolls Cinder back with
+    roll_detaching; the error text carries markup (escaped, never run)."""
+    p = "/v3/{project}"
+    rid = DETACH_REQUEST
+    error = ("DeviceDetachFailed: Device detach failed for vdb: "
+             "<img src=x onerror=alert(1)> guest did not release the device"
+             " after 2 attempts")
+    hops = [
+        _hop(1, None, "nova-api", "nova-api", "user", "REST",
+             "DELETE /v2.1/servers/{id}/os-volume_attachments/{id}", 0.0,
+             61.0, "reserve", 202, request_id=rid),
+        _hop(2, 1, "cinder-api", "cinder", "nova-api", "REST",
+             "POST %s/volumes/{id}/action" % p, 9.0, 30.1, "reserve", 202,
+             request_id=rid, action="os-begin_detaching"),
+        _hop(3, 1, "nova-api", "rabbitmq", "nova-api", "CAST",
+             "detach_volume", 45.0, 1.0, "cast", request_id=rid),
+        _hop(4, 3, "nova-compute", "nova-compute", "rabbitmq", "CAST",
+             "detach_volume", 47.0, 8110.0, "connect/attach",
+             request_id=rid, error=error, volume_id=VOLUME,
+             attachment_id=ATTACHMENT),
+        _hop(5, 4, "nova-compute", "libvirt", "nova-compute", "LIBRARY",
+             "virDomainDetachDeviceFlags", 51.0, 4003.0, "connect/attach",
+             request_id=rid, target_dev="vdb", attempt=1),
+        _hop(6, 4, "nova-compute", "libvirt", "nova-compute", "LIBRARY",
+             "virDomainDetachDeviceFlags", 4056.0, 4004.0,
+             "connect/attach", request_id=rid, target_dev="vdb",
+             attempt=2, error="<script>alert('x')</script> no "
+                              "device-removed event"),
+        _hop(7, 4, "cinder-api", "cinder", "nova-compute", "REST",
+             "POST %s/volumes/{id}/action" % p, 8100.0, 40.0, "complete",
+             202, request_id=rid, action="os-roll_detaching",
+             hmac_key="hunter2-hmac"),
+    ]
+    return {"trace_id": FAILED_TRACE_ID, "request_ids": [rid],
+            "started_at": "2026-12-01T19:52:11.000001+00:00",
+            "duration_ms": 8157.0, "hops": hops}
+
+
+TRACES = {TRACE_ID: attach_trace, FAILED_TRACE_ID: failed_detach_trace}
+BY_REQUEST = {ATTACH_REQUEST: TRACE_ID, DETACH_REQUEST: FAILED_TRACE_ID}
+
+
+def load(ident):
+    """Like ``hops.load`` over the two fixture traces (LookupError when
+    there is no such trace)."""
+    ident = BY_REQUEST.get(ident, ident)
+    if ident not in TRACES:
+        raise LookupError(ident)
+    return copy.deepcopy(TRACES[ident]())
+
+
+def recent(limit):
+    return [{"trace_id": t["trace_id"], "started_at": t["started_at"],
+             "name": t["hops"][0]["name"],
+             "services": sorted({h["service"] for h in t["hops"]}),
+             "hops": len(t["hops"])}
+            for t in (failed_detach_trace(), attach_trace())][:limit]
