@@ -8,6 +8,13 @@ each phase -- the Cinder volume and attachment, nova's
 guest (through the QEMU guest agent) -- then detaches it and shows them
 again. Nothing is simulated: every line is read from the running system.
 
+The attach and the detach are traced with osprofiler (when the lab's
+``[profiler]`` is enabled): after each, the hops every daemon recorded
+are printed as ``ministack-trace show`` prints them, with the URL of the
+journey page that draws them (``[trace] listen_port``).
+The ledgers and clients are in journey_lab.py, the tracing in
+journey_trace.py.
+
 Usage (as root, after devstack/stack.sh)::
 
     /opt/stack/venv/bin/python tools/journey.py [--cloud ministack]
@@ -19,230 +26,18 @@ Credentials come from /etc/openstack/clouds.yaml (keystone), or with
 """
 
 import argparse
-import configparser
 import json
 import sys
-import threading
 import time
 
-import requests
-import sqlalchemy as sa
-import yaml
-
-from ministack import executor
+import journey_lab as lab
+import journey_trace
+# The bench tools use these through this module (journey.Cloud, ...).
+from journey_lab import (  # noqa: F401
+    Cloud, Ledgers, _ini, check, command, describe_bdm, heading,
+    instance_name_template, masked, nova_db_url, say, sql_command, wait)
 
 DEMO_SERVER = "demo"
-POLL = 0.05
-
-
-def say(text=""):
-    print(text, flush=True)
-
-
-def heading(text):
-    say()
-    say("== %s" % text)
-
-
-def command(text):
-    """The operator's command that shows or does the same."""
-    say("   $ " + text)
-
-
-BDM_QUERY = ("SELECT device_name, attachment_id, connection_info IS NOT NULL"
-             " FROM %sblock_device_mapping WHERE volume_id='%s' AND "
-             "deleted=0")
-
-
-def sql_command(url, volume_id):
-    """The seed's BDM query as the operator runs it on this database."""
-    if url.startswith("sqlite"):
-        path = url.split("///", 1)[1].split("?", 1)[0]
-        if path.startswith("file:"):
-            path = path[5:]
-        return 'sqlite3 %s "%s"' % (path, BDM_QUERY % ("", volume_id))
-    if url.startswith("mysql"):
-        return 'mysql -e "%s"' % (BDM_QUERY % ("nova.", volume_id))
-    return 'psql nova -c "%s"' % (BDM_QUERY % ("", volume_id))
-
-
-def masked(info):
-    """connection_info as JSON, its secrets masked."""
-    data = dict(info or {})
-    for key in list(data):
-        if "password" in key or key in ("auth_username",):
-            data[key] = "***"
-    return json.dumps(data, sort_keys=True)
-
-
-class Cloud:
-    """Raw REST access to the compute and volume APIs for one user."""
-
-    def __init__(self, compute_url, volume_url, token):
-        self.compute_url = compute_url.rstrip("/")
-        self.volume_url = volume_url.rstrip("/")
-        self.http = requests.Session()
-        self.http.headers.update({"X-Auth-Token": token,
-                                  "Content-Type": "application/json"})
-
-    @classmethod
-    def from_clouds_yaml(cls, name, path="/etc/openstack/clouds.yaml"):
-        with open(path) as handle:
-            cloud = yaml.safe_load(handle)["clouds"][name]
-        auth = cloud["auth"]
-        region = cloud.get("region_name")
-        body = {"auth": {
-            "identity": {"methods": ["password"], "password": {"user": {
-                "name": auth["username"], "password": auth["password"],
-                "domain": {"name": auth.get("user_domain_name",
-                                            "Default")}}}},
-            "scope": {"project": {"name": auth["project_name"], "domain": {
-                "name": auth.get("project_domain_name", "Default")}}}}}
-        resp = requests.post(auth["auth_url"].rstrip("/") + "/auth/tokens",
-                             json=body, timeout=30)
-        resp.raise_for_status()
-        catalog = resp.json()["token"]["catalog"]
-
-        def url(kind):
-            for entry in catalog:
-                if entry["type"] == kind:
-                    for ep in entry["endpoints"]:
-                        if ep["interface"] == "public" and (
-                                not region or ep.get("region_id") == region):
-                            return ep["url"]
-            raise SystemExit("no %s endpoint in the catalog" % kind)
-
-        return cls(url("compute"), url("block-storage"),
-                   resp.headers["X-Subject-Token"])
-
-    @classmethod
-    def noauth(cls, project="demo", user="demo"):
-        return cls("http://127.0.0.1:8774/v2.1",
-                   "http://127.0.0.1:8776/v3/%s" % project,
-                   "%s:%s" % (user, project))
-
-    def compute(self, method, path, body=None, version="2.89"):
-        return self.http.request(
-            method, self.compute_url + path, json=body, timeout=120,
-            headers={"OpenStack-API-Version": "compute %s" % version})
-
-    def volume(self, method, path, body=None, version="3.44"):
-        return self.http.request(
-            method, self.volume_url + path, json=body, timeout=120,
-            headers={"OpenStack-API-Version": "volume %s" % version})
-
-
-def check(resp, *codes):
-    if resp.status_code not in codes:
-        raise SystemExit("%s %s -> %s %s" % (
-            resp.request.method, resp.request.url, resp.status_code,
-            resp.text[:500]))
-    return resp.json() if resp.content else None
-
-
-def wait(what, probe, timeout=180):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = probe()
-        if value:
-            return value
-        time.sleep(0.25)
-    raise SystemExit("timed out waiting for %s" % what)
-
-
-class Ledgers:
-    """The operator's views: nova DB, virsh, and the guest agent."""
-
-    def __init__(self, nova_db_url, libvirt_uri="qemu:///system"):
-        self.url = nova_db_url
-        self.engine = sa.create_engine(nova_db_url)
-        self.libvirt_uri = libvirt_uri
-        self._conn = None
-
-    def domain_name(self, instance_uuid, template="instance-%08x"):
-        """The libvirt domain of a server: the name template over its id."""
-        with self.engine.connect() as conn:
-            row = conn.execute(sa.text(
-                "SELECT id FROM instances WHERE uuid=:u"),
-                {"u": instance_uuid}).first()
-        return template % row[0]
-
-    def bdm(self, instance_uuid, volume_id):
-        with self.engine.connect() as conn:
-            row = conn.execute(sa.text(
-                "SELECT device_name, attachment_id, "
-                "LENGTH(connection_info) AS info_len "
-                "FROM block_device_mapping WHERE instance_uuid=:i "
-                "AND volume_id=:v AND deleted=0"),
-                {"i": instance_uuid, "v": volume_id}).mappings().first()
-        return dict(row) if row else None
-
-    def domblklist(self, domain):
-        out, _ = executor.execute("virsh", "-c", self.libvirt_uri,
-                                  "domblklist", domain)
-        return out.rstrip()
-
-    def guest(self, domain, argv):
-        import libvirt
-
-        from minicompute.virt.libvirt import guest_agent
-        if self._conn is None:
-            self._conn = libvirt.open(self.libvirt_uri)
-        dom = self._conn.lookupByName(domain)
-        return guest_agent.guest_exec(dom, argv, timeout=60)
-
-    def lsblk(self, domain):
-        rc, out, err = self.guest(domain, ["lsblk"])
-        return out.rstrip() if rc == 0 else "lsblk failed: %s" % err
-
-
-def describe_bdm(bdm):
-    if bdm is None:
-        return "no BDM row"
-    info = ("NULL" if bdm["info_len"] is None
-            else "%d bytes" % bdm["info_len"])
-    return "BDM %s attachment_id=%s connection_info=%s" % (
-        bdm["device_name"], (bdm["attachment_id"] or "NULL")[:8], info)
-
-
-class Timeline:
-    """Poll volume status and the BDM row, printing each change.
-
-    The API answers before compute has done its part (attach_volume is a
-    cast), so the phases are watched as they happen rather than assumed.
-    """
-
-    def __init__(self, cloud, ledgers, server_id, volume_id):
-        self.cloud, self.ledgers = cloud, ledgers
-        self.server_id, self.volume_id = server_id, volume_id
-        self.stop = threading.Event()
-        self.start = time.monotonic()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-
-    def snapshot(self):
-        volume = self.cloud.volume("GET", "/volumes/%s" % self.volume_id)
-        status = (volume.json()["volume"]["status"]
-                  if volume.status_code == 200 else "gone")
-        return status, describe_bdm(
-            self.ledgers.bdm(self.server_id, self.volume_id))
-
-    def _run(self):
-        last = None
-        while not self.stop.is_set():
-            now = self.snapshot()
-            if now != last:
-                say("   +%5.2fs  volume %-10s %s" % (
-                    time.monotonic() - self.start, now[0], now[1]))
-                last = now
-            time.sleep(POLL)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        self.thread.join()
 
 
 def ensure_server(cloud, image, flavor):
@@ -317,7 +112,7 @@ def show_ledgers(cloud, ledgers, server, volume_id, domain):
         say("      " + line)
 
 
-def walk(cloud, ledgers, server):
+def walk(cloud, ledgers, server, tracing):
     server_id = server["id"]
     domain = ledgers.domain_name(server_id, instance_name_template())
     say("server  %s (%s), libvirt domain %s, %s" % (
@@ -341,10 +136,12 @@ def walk(cloud, ledgers, server):
                 "reserved), casts attach_volume; compute runs "
                 "attachment_update -> libvirt hot-plug -> save "
                 "connection_info -> attachment_complete")
-        timeline = Timeline(cloud, ledgers, server_id, volume_id)
+        timeline = lab.Timeline(cloud, ledgers, server_id, volume_id)
+        attach_trace, trace_headers = tracing.headers()
         resp = cloud.compute("POST", "/servers/%s/os-volume_attachments"
                              % server_id,
-                             {"volumeAttachment": {"volumeId": volume_id}})
+                             {"volumeAttachment": {"volumeId": volume_id}},
+                             headers=trace_headers)
         body = check(resp, 200)
         command("openstack server add volume %s %s" % (server_id, volume_id))
         say("POST /servers/%s/os-volume_attachments -> %s in %.0f ms "
@@ -352,6 +149,8 @@ def walk(cloud, ledgers, server):
                               resp.elapsed.total_seconds() * 1000,
                               resp.headers.get("x-openstack-request-id")))
         say("   %s" % json.dumps(body["volumeAttachment"]))
+        if attach_trace:
+            say("   traced: osprofiler trace %s" % attach_trace)
         say("   timeline as observed (volume status and the BDM row):")
         with timeline:
             wait("volume in-use", lambda: timeline.snapshot()[0] == "in-use")
@@ -363,24 +162,29 @@ def walk(cloud, ledgers, server):
             " $(cat $d/serial 2>/dev/null); done"])
         say("   guest disk serials (virtio serial = volume id[:20]): %s" %
             " ".join(out.split()))
+        tracing.show("attach", attach_trace, "attach_volume")
 
         heading("Detach: nova-api begin_detaching (volume detaching), casts "
                 "detach_volume; compute unplugs with retries, "
                 "attachment_delete, os-brick disconnect, BDM destroyed")
-        timeline = Timeline(cloud, ledgers, server_id, volume_id)
+        timeline = lab.Timeline(cloud, ledgers, server_id, volume_id)
+        detach_trace, trace_headers = tracing.headers()
         resp = cloud.compute("DELETE", "/servers/%s/os-volume_attachments/%s"
-                             % (server_id, volume_id))
+                             % (server_id, volume_id), headers=trace_headers)
         check(resp, 202)
         command("openstack server remove volume %s %s" % (server_id,
                                                           volume_id))
         say("DELETE /servers/%s/os-volume_attachments/%s -> %s" % (
             server_id[:8], volume_id[:8], resp.status_code))
+        if detach_trace:
+            say("   traced: osprofiler trace %s" % detach_trace)
         with timeline:
             wait("volume available",
                  lambda: timeline.snapshot() == ("available", "no BDM row"))
             time.sleep(0.2)
         heading("Detached")
         show_ledgers(cloud, ledgers, server, volume_id, domain)
+        tracing.show("detach", detach_trace, "detach_volume")
         heading("Instance actions")
         command("openstack server event list %s" % server_id)
         actions = check(cloud.compute(
@@ -407,22 +211,6 @@ def walk(cloud, ledgers, server):
             say("   volume %s is gone" % volume_id)
 
 
-def _ini(path):
-    parser = configparser.RawConfigParser()
-    parser.read(path)
-    return parser
-
-
-def nova_db_url(path="/etc/ministack/miniapi.conf"):
-    return _ini(path).get("database", "connection",
-                          fallback="sqlite:////var/lib/ministack/nova.sqlite")
-
-
-def instance_name_template(path="/etc/ministack/minicompute.conf"):
-    return _ini(path).get("DEFAULT", "instance_name_template",
-                          fallback="instance-%08x")
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cloud", default="ministack",
@@ -434,6 +222,8 @@ def main(argv=None):
                         help="flavor id (default: 42, m1.nano)")
     parser.add_argument("--ensure-server", action="store_true",
                         help="only make sure the demo server is ACTIVE")
+    parser.add_argument("--no-trace", action="store_true",
+                        help="do not trace the attach and the detach")
     args = parser.parse_args(argv)
     cloud = (Cloud.noauth() if args.noauth
              else Cloud.from_clouds_yaml(args.cloud))
@@ -444,7 +234,9 @@ def main(argv=None):
     ledgers = Ledgers(nova_db_url())
     heading("The attach journey on server %r" % server["name"])
     start = time.monotonic()
-    walk(cloud, ledgers, server)
+    tracing = (journey_trace.Tracing(off="--no-trace") if args.no_trace
+               else journey_trace.Tracing.from_config())
+    walk(cloud, ledgers, server, tracing)
     say()
     say("journey complete in %.1f s" % (time.monotonic() - start))
     return 0
