@@ -28,6 +28,8 @@ from ministack import db
 from ministack import exception as ms_exception
 from ministack import rpc
 from ministack import wsgi
+from ministack.trace import middleware as trace_middleware
+from ministack.trace import profiler as trace_profiler
 from minicompute.db import api as db_api
 from miniapi.api import aggregates
 from miniapi.api import availability_zones
@@ -134,11 +136,14 @@ def create_app(conf, transport=None, engine=None, volume_api=None,
     app.before_request(_before_request)
     app.after_request(_after_request)
 
-    app.wsgi_app = wsgi.ContextMiddleware(
+    # osprofiler's entry span and nova's access log wrap everything, the
+    # 401s and 413s of the context middleware included.
+    trace_profiler.setup(conf, "nova", "nova-api")
+    app.wsgi_app = trace_middleware.wrap(wsgi.ContextMiddleware(
         ProjectURLMiddleware(app.wsgi_app), project_re=_PROJECT_RE,
         extra_request_id_headers=("x-compute-request-id",),
         auth_strategy=conf.api.auth_strategy, conf=conf,
-        max_request_body_size=ms_config.max_request_body_size(conf))
+        max_request_body_size=ms_config.max_request_body_size(conf)))
     return app
 
 

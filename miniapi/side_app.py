@@ -11,6 +11,7 @@ from werkzeug import exceptions as wz_exceptions
 
 from ministack import exception
 from ministack import wsgi
+from ministack.trace import middleware as trace_middleware
 
 
 def build(name, blueprint, domain_error, http_error, *,
@@ -36,7 +37,7 @@ def build(name, blueprint, domain_error, http_error, *,
     app.register_blueprint(blueprint)
     app.register_error_handler(exception.MinistackException, domain_error)
     app.register_error_handler(wz_exceptions.HTTPException, http_error)
-    return wsgi.ContextMiddleware(
+    return trace_middleware.wrap(wsgi.ContextMiddleware(
         app, auth_strategy=auth_strategy, conf=conf,
         max_request_body_size=(max_request_body_size or
-                               wsgi.DEFAULT_MAX_REQUEST_BODY_SIZE))
+                               wsgi.DEFAULT_MAX_REQUEST_BODY_SIZE)))

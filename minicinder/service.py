@@ -20,6 +20,8 @@ from minicinder.volume import service_record
 from ministack import config
 from ministack import service
 from ministack import wsgi
+from ministack.trace import middleware as trace_middleware
+from ministack.trace import profiler as trace_profiler
 
 LOG = logging.getLogger(__name__)
 
@@ -53,12 +55,13 @@ class CinderService(service.Service):
         self.service_record = service_record.ServiceRecord(database, conf)
         self.service_record.register()
         compute = compute if compute is not None else nova.API(conf)
-        self.app = api_app.create_app(
+        # osprofiler's entry span (minicinder logs its own requests).
+        self.app = trace_middleware.TraceMiddleware(api_app.create_app(
             conf,
             volume_api.VolumeAPI(database, self.manager, conf,
                                  service=self.service_record),
             attachment_api.AttachmentAPI(database, self.manager, compute),
-            volume_actions.VolumeActions(database, self.manager, compute))
+            volume_actions.VolumeActions(database, self.manager, compute)))
 
     def start(self, stop_event):
         """Recover exports, watch them, serve until ``stop_event``."""
@@ -82,6 +85,7 @@ def build(conf):
     API then checks ``[keystone_authtoken]`` under keystone)."""
     # Every API thread and manager worker may read at once (+2 for
     # start-up recovery and the stop path).
+    trace_profiler.setup(conf, "cinder", "cinder-api")
     database = db_session.Database(
         config.database_url(conf, "cinder"), conf.database.connect_timeout,
         pool_size=conf.osapi_volume_workers + conf.volume_manager_workers + 2)

@@ -25,6 +25,7 @@ from ministack import config
 from ministack import context
 from ministack import db
 from ministack import rpc
+from ministack.trace import profiler as trace_profiler
 from minicompute.db import api as db_api
 
 LOG = logging.getLogger(__name__)
@@ -134,6 +135,7 @@ def build(conf):
     :raises MissingTool: a required system command is missing.
     :raises HypervisorUnavailable: libvirt cannot be reached.
     """
+    trace_profiler.setup(conf, "nova", "nova-compute")
     engine = db.make_engine(config.database_url(conf, "nova"),
                             connect_timeout=conf.database.connect_timeout)
     db_api.configure(engine)

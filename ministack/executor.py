@@ -10,8 +10,12 @@ Code that needs a command runner takes one as an argument (default
 """
 
 import logging
+import os
+import re
 import shutil
 import subprocess
+
+from osprofiler import profiler
 
 from ministack import exception
 
@@ -37,8 +41,36 @@ def masked(argv):
     return out
 
 
-def execute(*cmd, check_exit_code=True, timeout=120, input=None,
-            env=None):
+_WORD = re.compile(r"^[a-z][a-z0-9_-]*$")
+
+
+def span_name(argv):
+    """A command's name in a trace: the program and its subcommand
+    (``tgtadm target new``, ``qemu-img convert``, ``lvcreate``), never
+    its arguments (a CHAP secret can be one)."""
+    name = os.path.basename(argv[0])
+    if name == "tgtadm":
+        words = [argv[i + 1] for i, part in enumerate(argv[:-1])
+                 if part in ("--mode", "-m", "--op", "-o")]
+        return " ".join([name] + words)
+    if len(argv) > 1 and _WORD.match(argv[1]):
+        return "%s %s" % (name, argv[1])
+    return name
+
+
+def execute(*cmd, **kwargs):
+    """:func:`_execute`, as a COMMAND span when the thread is traced."""
+    if profiler.get() is None:
+        return _execute(*cmd, **kwargs)
+    from ministack.trace import profiler as ms_profiler
+    argv = [str(part) for part in cmd]
+    with ms_profiler.span("command", "COMMAND", span_name(argv),
+                          details=lambda: {"argv": masked(argv)[:24]}):
+        return _execute(*cmd, **kwargs)
+
+
+def _execute(*cmd, check_exit_code=True, timeout=120, input=None,
+             env=None):
     """Run ``cmd`` (an argv tuple) and return ``(stdout, stderr)`` as text.
 
     :param check_exit_code: ``True`` to accept only 0, or a list of

@@ -13,6 +13,7 @@ Exceptions that may cross RPC must live in a module listed in
 
 import oslo_messaging as messaging
 from oslo_config import cfg
+from osprofiler import profiler
 
 from ministack import context as ms_context
 from ministack import exception
@@ -40,7 +41,14 @@ def list_opts():
 
 
 class RequestContextSerializer(messaging.Serializer):
-    """Carry the RequestContext over the wire as a dict."""
+    """Carry the RequestContext over the wire as a dict.
+
+    As nova's ``ProfilerRequestContextSerializer``: inside a trace the
+    dict also carries osprofiler's ``trace_info`` (HMAC key, base id, the
+    sending span as parent), and the receiving thread joins that trace.
+    A message without it clears any trace the (pooled) executor thread
+    still had from an earlier message.
+    """
 
     def serialize_entity(self, ctxt, entity):
         return entity
@@ -49,10 +57,85 @@ class RequestContextSerializer(messaging.Serializer):
         return entity
 
     def serialize_context(self, ctxt):
-        return ctxt.to_dict()
+        values = ctxt.to_dict()
+        prof = profiler.get()
+        if prof is not None:
+            values["trace_info"] = {"hmac_key": prof.hmac_key,
+                                    "base_id": prof.get_base_id(),
+                                    "parent_id": prof.get_id()}
+        return values
 
     def deserialize_context(self, ctxt):
+        trace_info = ctxt.pop("trace_info", None) \
+            if isinstance(ctxt, dict) else None
+        # osprofiler's init() keeps a profiler the thread already has:
+        # clean first, or this message would join the previous one's trace.
+        profiler.clean()
+        if trace_info:
+            profiler.init(**trace_info)
         return ms_context.RequestContext.from_dict(ctxt)
+
+
+class _TracedCallContext:
+    """An RPC client (or its ``prepare()``d form) whose ``call`` and
+    ``cast`` are CALL/CAST spans: the span that puts the message on the
+    broker, parent of the server's span."""
+
+    def __init__(self, client):
+        self._client = client
+
+    def __getattr__(self, name):
+        return getattr(self._client, name)
+
+    def prepare(self, *args, **kwargs):
+        return _TracedCallContext(self._client.prepare(*args, **kwargs))
+
+    def _send(self, kind, ctxt, method, kwargs):
+        send = getattr(self._client, kind.lower())
+        if profiler.get() is None:
+            return send(ctxt, method, **kwargs)
+        from ministack.trace import profiler as ms_profiler
+        target = getattr(self._client, "target", None)
+        with ms_profiler.span(
+                "rpc", kind, method, actor="rabbitmq",
+                details=lambda: {"side": "client",
+                                 "topic": getattr(target, "topic", None),
+                                 "server": getattr(target, "server", None),
+                                 "version": getattr(target, "version",
+                                                    None)}):
+            return send(ctxt, method, **kwargs)
+
+    def call(self, ctxt, method, **kwargs):
+        return self._send("CALL", ctxt, method, kwargs)
+
+    def cast(self, ctxt, method, **kwargs):
+        return self._send("CAST", ctxt, method, kwargs)
+
+
+class _TracedEndpoint:
+    """An RPC endpoint whose public methods are server-side spans (the
+    compute's handling of a CALL or CAST; hops takes the kind from the
+    client's span, its parent)."""
+
+    def __init__(self, endpoint, actor):
+        self._endpoint = endpoint
+        self._actor = actor
+        self.target = getattr(endpoint, "target", None)
+
+    def __getattr__(self, name):
+        attr = getattr(self._endpoint, name)
+        if name.startswith("_") or not callable(attr):
+            return attr
+        actor = self._actor
+
+        def traced(ctxt, **kwargs):
+            if profiler.get() is None:
+                return attr(ctxt, **kwargs)
+            from ministack.trace import profiler as ms_profiler
+            with ms_profiler.span("rpc", "CALL", name, actor=actor,
+                                  details=lambda: {"side": "server"}):
+                return attr(ctxt, **kwargs)
+        return traced
 
 
 def _register_tracing_opts(conf):
@@ -125,14 +208,16 @@ def get_client(transport, target, version_cap=None, timeout=None):
     # A transport built directly (fake:/ in tests) has not been through
     # get_transport, so make sure its conf has the tracing groups too.
     _register_tracing_opts(transport.conf)
-    return messaging.get_rpc_client(
+    return _TracedCallContext(messaging.get_rpc_client(
         transport, target, version_cap=version_cap, timeout=timeout,
-        serializer=RequestContextSerializer())
+        serializer=RequestContextSerializer()))
 
 
-def get_server(transport, target, endpoints):
-    """An RPC server with native threads (executor='threading')."""
+def get_server(transport, target, endpoints, actor="nova-compute"):
+    """An RPC server with native threads (executor='threading'); each
+    endpoint method is a span in a trace the message carries."""
     _register_tracing_opts(transport.conf)
+    endpoints = [_TracedEndpoint(endpoint, actor) for endpoint in endpoints]
     return messaging.get_rpc_server(
         transport, target, endpoints, executor="threading",
         serializer=RequestContextSerializer())

@@ -29,11 +29,11 @@ import time
 from cinderclient import api_versions
 from cinderclient import client as cinder_client
 from keystoneauth1 import plugin as ks_plugin
-from keystoneauth1 import session as ks_session
 from oslo_log import log as logging
 
 from minicompute import conf as compute_conf
 from minicompute import exception
+from minicompute.volume import cinder_spans
 from minicompute.volume.cinder_errors import (
     _CLIENT_ERRORS, _attachment_not_found, _retriable, _translate,
     _volume_not_found)
@@ -135,7 +135,7 @@ class API:
             "X-Roles": ",".join(ctxt.roles or []),
             "X-Service-Token": "nova",   # Nova's call, not the user's
         }
-        session = ks_session.Session(auth=_NoAuthPlugin(headers, url),
+        session = cinder_spans.Session(auth=_NoAuthPlugin(headers, url),
                                      timeout=self.conf.cinder.http_timeout)
         return cinder_client.Client(
             api_versions.APIVersion(MICROVERSION), session=session,
@@ -157,7 +157,7 @@ class API:
         else:
             auth = identity_client.service_auth_plugin(self.conf)
             url = None
-        session = ks_session.Session(auth=auth,
+        session = cinder_spans.Session(auth=auth,
                                      timeout=self.conf.cinder.http_timeout)
         if url is None:
             url = self.conf.cinder.endpoint_template % {

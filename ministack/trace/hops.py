@@ -129,8 +129,13 @@ class TraceNotFound(LookupError):
 def mask(value):
     """``value`` (dict, list, str...) with every secret masked."""
     if isinstance(value, dict):
-        return strutils.mask_dict_password(value)
-    if isinstance(value, list):
+        value = strutils.mask_dict_password(value)
+        return {key: mask(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        if all(isinstance(item, str) for item in value):
+            # An argv: "--password VALUE" hides VALUE, the next item.
+            from ministack import executor
+            value = executor.masked(list(value))
         return [mask(item) for item in value]
     if isinstance(value, str):
         return strutils.mask_password(value)
@@ -281,8 +286,12 @@ def _hop(span):
         name = own.get("name") or category
         actor = own.get("actor") or _actor_of_service(service)
         details = own.get("details") or {}
+        if kind == "REST" and details.get("action"):
+            name = "%s (%s)" % (name, details["action"])
     if kind not in KINDS:
         kind = "LIBRARY"
+    if service == "cinder-api" and kind in ("COMMAND", "LIBRARY"):
+        service = "cinder-volume"  # minicinder runs both in one process
     if actor not in ACTORS:
         actor = _actor_of_service(service)
     error = None
@@ -366,6 +375,10 @@ def build(rows):
         parent = by_id.get(hop["parent_id"])
         if parent is not None:
             hop["from_actor"] = parent["actor"]
+            if hop["details"].get("side") == "server" and \
+                    parent["kind"] in ("CALL", "CAST"):
+                # The compute's handler is what the message was.
+                hop["kind"] = parent["kind"]
             if hop["from_actor"] == hop["actor"] and hop["kind"] == "REST":
                 hop["from_actor"] = parent["from_actor"]
         phase = _own_phase(hop, parent)

@@ -33,6 +33,7 @@ from minicompute.virt.libvirt import reboot as reboot_mod
 from minicompute.virt.libvirt.volume import iscsi
 from minicompute.virt.libvirt.volume import local
 from ministack import executor
+from ministack.trace.profiler import span
 
 LOG = logging.getLogger(__name__)
 
@@ -171,8 +172,10 @@ class LibvirtDriver(driver.ComputeDriver):
     def get_volume_connector(self, instance):
         """os-brick's host properties, with the initiator we log in as."""
         from os_brick.initiator import connector
-        props = connector.get_connector_properties(
-            None, self.conf.my_ip, False, False, host=self.conf.host)
+        with span("os_brick", "LIBRARY",
+                  "os_brick get_connector_properties", actor="os-brick"):
+            props = connector.get_connector_properties(
+                None, self.conf.my_ip, False, False, host=self.conf.host)
         # The IQN QEMU (or open-iscsi) presents must be the one the
         # target's ACL admits, i.e. the one in this connector.
         props["initiator"] = self._initiator_iqn
@@ -283,7 +286,14 @@ class LibvirtDriver(driver.ComputeDriver):
                     guest.detach_device(xml, persistent=False, live=True)
                 except exception.DeviceNotFound:
                     return
-                result = waiter.wait(timeout)
+                details = {"alias": alias, "attempt": attempt,
+                           "timeout": timeout}
+                with span("guest", "LIBRARY", "guest releases %s" % dev,
+                          actor="guest", details=details) as sp:
+                    result = waiter.wait(timeout)
+                    if not result:
+                        sp.set(error="the guest did not release %s "
+                               "within %ss" % (dev, timeout))
             finally:
                 self.host.forget_removal(guest.uuid, alias)
             if result or dev not in guest.get_disks():

@@ -11,6 +11,7 @@ import libvirt
 
 from minicompute import exception
 from minicompute import power_state
+from ministack.trace.profiler import span
 
 # virDomainState -> nova power state
 _POWER_STATES = {
@@ -112,13 +113,22 @@ class Guest:
 
     def attach_device(self, xml, persistent=True, live=True):
         """Hot-plug a device into the running guest and/or its config."""
-        self._call("device attach", self._domain.attachDeviceFlags, xml,
-                   _flags(persistent, live))
+        with span("libvirt", "LIBRARY", "virDomainAttachDeviceFlags",
+                  actor="libvirt", details=lambda: {
+                      "domain": self.name, "persistent": persistent,
+                      "live": live, "xml": xml}):
+            self._call("device attach", self._domain.attachDeviceFlags,
+                       xml, _flags(persistent, live))
 
     def detach_device(self, xml, persistent=True, live=True):
         """Ask for a device's removal (live removal is asynchronous)."""
         try:
-            self._domain.detachDeviceFlags(xml, _flags(persistent, live))
+            with span("libvirt", "LIBRARY", "virDomainDetachDeviceFlags",
+                      actor="libvirt", details=lambda: {
+                          "domain": self.name, "persistent": persistent,
+                          "live": live, "xml": xml}):
+                self._domain.detachDeviceFlags(xml,
+                                               _flags(persistent, live))
         except libvirt.libvirtError as exc:
             code = exc.get_error_code()
             if code in (libvirt.VIR_ERR_DEVICE_MISSING,

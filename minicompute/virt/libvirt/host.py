@@ -20,6 +20,7 @@ from oslo_log import log as logging
 from minicompute import exception
 from minicompute.virt.libvirt import config
 from minicompute.virt.libvirt import guest as libvirt_guest
+from ministack.trace.profiler import span
 
 LOG = logging.getLogger(__name__)
 
@@ -198,7 +199,9 @@ class Host:
     def define_guest(self, xml):
         """Define (persistently) a domain from its XML; returns the Guest."""
         try:
-            dom = self.get_connection().defineXML(xml)
+            with span("libvirt", "LIBRARY", "virDomainDefineXML",
+                      actor="libvirt"):
+                dom = self.get_connection().defineXML(xml)
         except libvirt.libvirtError as exc:
             raise exception.InternalError(
                 err="defining the domain failed: %s"
@@ -230,8 +233,13 @@ class Host:
             usage_id, uuid=self.find_secret(usage_type, usage_id),
             description="CHAP password of %s" % usage_id)
         try:
-            secret = self.get_connection().secretDefineXML(xml)
-            secret.setValue(value.encode())
+            with span("libvirt", "LIBRARY", "virSecretDefineXML",
+                      actor="libvirt", details=lambda: {"usage": usage_id}):
+                secret = self.get_connection().secretDefineXML(xml)
+            # The value is the CHAP password: never in the span.
+            with span("libvirt", "LIBRARY", "virSecretSetValue",
+                      actor="libvirt", details=lambda: {"usage": usage_id}):
+                secret.setValue(value.encode())
         except libvirt.libvirtError as exc:
             raise exception.InternalError(
                 err="defining the libvirt secret %s failed: %s"
@@ -244,8 +252,10 @@ class Host:
         if secret_uuid is None:
             return
         try:
-            self.get_connection().secretLookupByUUIDString(
-                secret_uuid).undefine()
+            with span("libvirt", "LIBRARY", "virSecretUndefine",
+                      actor="libvirt", details=lambda: {"usage": usage_id}):
+                self.get_connection().secretLookupByUUIDString(
+                    secret_uuid).undefine()
         except libvirt.libvirtError as exc:
             if exc.get_error_code() != libvirt.VIR_ERR_NO_SECRET:
                 raise exception.InternalError(err=exc.get_error_message())

@@ -20,6 +20,7 @@ from oslo_log import log as logging
 
 from minicompute.virt.libvirt import config
 from minicompute.virt.libvirt.volume import base
+from ministack.trace.profiler import span
 
 LOG = logging.getLogger(__name__)
 
@@ -46,7 +47,11 @@ class LibvirtISCSIVolumeDriver(base.LibvirtBaseVolumeDriver):
     def connect_volume(self, connection_info, instance):
         LOG.debug("Calling os-brick to attach iSCSI volume %s",
                   connection_info.get("serial"))
-        device_info = self.connector.connect_volume(connection_info["data"])
+        with span("os_brick", "LIBRARY", "os_brick connect_volume",
+                  actor="os-brick", details=lambda: {
+                      "connection_info": connection_info["data"]}):
+            device_info = self.connector.connect_volume(
+                connection_info["data"])
         connection_info["data"]["device_path"] = device_info["path"]
 
     def disconnect_volume(self, connection_info, instance, still_used=False):
@@ -54,7 +59,10 @@ class LibvirtISCSIVolumeDriver(base.LibvirtBaseVolumeDriver):
             LOG.info("Keeping the iSCSI session of %s: another guest on "
                      "this host uses it", connection_info.get("serial"))
             return
-        self.connector.disconnect_volume(connection_info["data"], None)
+        with span("os_brick", "LIBRARY", "os_brick disconnect_volume",
+                  actor="os-brick", details=lambda: {
+                      "connection_info": connection_info["data"]}):
+            self.connector.disconnect_volume(connection_info["data"], None)
 
     def _disk(self, connection_info, target_dev, serial):
         return config.block_disk(target_dev,

@@ -1,0 +1,93 @@
+"""The WSGI entry span of each API: osprofiler's WsgiMiddleware.
+
+Upstream puts ``osprofiler.web.WsgiMiddleware`` first in every API's
+paste pipeline. This is that middleware (same header check: a trace
+starts only for an ``X-Trace-Info`` signed with one of ``[profiler]
+hmac_keys``; same ``wsgi`` span and ``request`` info), as plain WSGI, so
+its stop notification can also carry what the journey view needs: the
+response status and the request ids the context middleware gave the
+request. Without a valid header it is one dictionary lookup.
+"""
+
+from osprofiler import _utils as osprofiler_utils
+from osprofiler import profiler
+from osprofiler import web
+
+from ministack import wsgi
+
+
+class TraceMiddleware(web.WsgiMiddleware):
+    """osprofiler's WsgiMiddleware, recording status and request ids."""
+
+    def __init__(self, application, hmac_keys=None, enabled=False):
+        super().__init__(application, hmac_keys=hmac_keys, enabled=enabled)
+
+    def __getattr__(self, name):
+        # wsgi.serve reads the app's body limit through the wrapper.
+        return getattr(self.application, name)
+
+    def __call__(self, environ, start_response):
+        header = environ.get("HTTP_X_TRACE_INFO")
+        if not header or not (web._ENABLED or
+                              (web._ENABLED is None and self.enabled)):
+            return self.application(environ, start_response)
+        trace_info = osprofiler_utils.signed_unpack(
+            header, environ.get("HTTP_X_TRACE_HMAC"),
+            web._HMAC_KEYS or self.hmac_keys)
+        if not self._trace_is_valid(trace_info):
+            return self.application(environ, start_response)
+        profiler.clean()  # init() would keep a stale one
+        profiler.init(hmac_key=trace_info["hmac_key"],
+                      base_id=trace_info.get("base_id"),
+                      parent_id=trace_info.get("parent_id"))
+        seen = {}
+
+        def _start_response(status, headers, exc_info=None):
+            seen["status"] = int(status.split(" ", 1)[0])
+            return start_response(status, headers, exc_info)
+
+        info = {"request": {
+            "path": environ.get("PATH_INFO", ""),
+            "query": environ.get("QUERY_STRING", ""),
+            "method": environ.get("REQUEST_METHOD", ""),
+            "scheme": environ.get("wsgi.url_scheme", "http")}}
+        stop = {}
+        try:
+            profiler.start(self.name, info=info)
+            try:
+                body = self.application(environ, _start_response)
+                # Flask has built the whole body; reading it here keeps
+                # the span's stop after the response is known.
+                chunks = list(body)
+                close = getattr(body, "close", None)
+                if close is not None:
+                    close()
+                body = chunks
+            except Exception as exc:
+                stop.update(etype=type(exc).__name__,
+                            message=profiler_mask(str(exc)))
+                raise
+            finally:
+                own = {"status": seen.get("status"),
+                       "request_id": environ.get(wsgi.ENV_REQUEST_ID),
+                       "global_request_id":
+                           environ.get(wsgi.ENV_GLOBAL_REQUEST_ID)}
+                stop["ministack"] = own
+                profiler.stop(info=stop)
+            return body
+        finally:
+            profiler.clean()
+
+
+def profiler_mask(text):
+    from ministack.trace import profiler as ms_profiler
+    return ms_profiler.mask(text)[:500]
+
+
+def wrap(app, log=True):
+    """An API app as upstream serves it: the trace entry first, then
+    (``log``) the access log (:mod:`ministack.request_log`)."""
+    if log:
+        from ministack import request_log
+        app = request_log.RequestLog(app)
+    return TraceMiddleware(app)

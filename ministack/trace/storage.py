@@ -1,0 +1,177 @@
+"""osprofiler's SQLAlchemy trace store, working on SQLAlchemy 2 and SQLite.
+
+The lab keeps its traces in its own database, in osprofiler's ``data``
+table, so nothing else has to run. osprofiler 4.4's own SQLAlchemy driver
+cannot be used as it is:
+
+* its ``notify`` executes the insert on a Connection it never commits
+  (SQLAlchemy 2 has no autocommit): no span is ever stored, and on SQLite
+  the open write transaction locks the file;
+* its ``get_report``/``list_traces`` use ``select([table])`` and
+  ``row["column"]``, which SQLAlchemy 2 removed;
+* one Connection is shared by every thread of the daemon;
+* ``get_driver`` finds no driver for a ``sqlite://`` URL.
+
+:class:`SQLAlchemyDriver` is that driver with these fixed (same table,
+same rows, same report), one short transaction per notification. The
+daemons use it directly (:mod:`ministack.trace.profiler`);
+:func:`register` makes osprofiler's own ``get_driver`` (the unmodified
+``osprofiler trace show --connection-string ...`` CLI) use it too.
+"""
+
+import json
+import logging
+
+import sqlalchemy as sa
+from osprofiler.drivers import base
+from osprofiler.drivers import sqlalchemy_driver
+
+LOG = logging.getLogger(__name__)
+
+_METADATA = sa.MetaData()
+_TABLE = sa.Table(
+    "data", _METADATA,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("timestamp", sa.String(26), index=True),
+    sa.Column("base_id", sa.String(255), index=True),
+    sa.Column("parent_id", sa.String(255), index=True),
+    sa.Column("trace_id", sa.String(255), index=True),
+    sa.Column("project", sa.String(255), index=True),
+    sa.Column("host", sa.String(255), index=True),
+    sa.Column("service", sa.String(255), index=True),
+    sa.Column("name", sa.String(255), index=True),
+    sa.Column("data", sa.JSON),
+)
+
+#: URL schemes this store serves (osprofiler's own list plus SQLite).
+SQL_SCHEMES = ("sqlite", "mysql", "mysql+pymysql", "mysql+mysqldb",
+               "postgresql", "postgresql+psycopg", "postgresql+psycopg2")
+
+
+def is_sql_url(connection_string):
+    return (connection_string or "").partition("://")[0] in SQL_SCHEMES
+
+
+def data_table():
+    """osprofiler's ``data`` table (the same columns its driver makes)."""
+    return _TABLE
+
+
+def _sqlite_pragmas(dbapi_conn, _record):
+    # Three daemons write spans into one file: WAL lets readers and one
+    # writer proceed together, and a short wait beats "database is locked".
+    cursor = dbapi_conn.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA busy_timeout=5000")
+    cursor.close()
+
+
+def engine(connection_string):
+    """An engine for the trace store at ``connection_string``."""
+    if connection_string.startswith("sqlite"):
+        eng = sa.create_engine(connection_string,
+                               connect_args={"timeout": 5},
+                               json_serializer=_json_dumps)
+        sa.event.listen(eng, "connect", _sqlite_pragmas)
+        return eng
+    return sa.create_engine(connection_string, pool_pre_ping=True,
+                            pool_recycle=3600, json_serializer=_json_dumps)
+
+
+def _json_dumps(value):
+    # Span info may hold a datetime or another object json cannot take.
+    return json.dumps(value, default=str)
+
+
+def create_table(eng):
+    _METADATA.create_all(eng, checkfirst=True)
+
+
+class SQLAlchemyDriver(sqlalchemy_driver.SQLAlchemyDriver):
+    """osprofiler's SQLAlchemy driver, fixed for SQLAlchemy 2 and SQLite."""
+
+    def __init__(self, connection_str, project=None, service=None,
+                 host=None, **kwargs):
+        base.Driver.__init__(self, connection_str, project=project,
+                             service=service, host=host, **kwargs)
+        self._data_table = _TABLE
+        self._engine = engine(connection_str)
+        try:
+            create_table(self._engine)
+        except Exception:  # never stop a daemon for its traces
+            LOG.exception("Cannot create osprofiler's data table")
+
+    @classmethod
+    def get_name(cls):
+        return "sqlalchemy"
+
+    def notify(self, info, context=None, **kwargs):
+        """Store one notification in its own short transaction."""
+        data = info.copy()
+        values = {
+            "timestamp": data.pop("timestamp", None),
+            "base_id": data.pop("base_id", None),
+            "parent_id": data.pop("parent_id", None),
+            "trace_id": data.pop("trace_id", None),
+            "project": data.pop("project", self.project),
+            "host": data.pop("host", self.host),
+            "service": data.pop("service", self.service),
+            "name": data.pop("name", None),
+        }
+        values["data"] = data
+        try:
+            with self._engine.begin() as conn:
+                conn.execute(self._data_table.insert().values(**values))
+        except Exception:
+            LOG.exception("Cannot store osprofiler trace point %s (base %s)",
+                          values["trace_id"], values["base_id"])
+
+    def list_traces(self, fields=None):
+        fields = set(fields or self.default_trace_fields)
+        seen = set()
+        result = []
+        with self._engine.connect() as conn:
+            rows = conn.execute(sa.select(self._data_table).order_by(
+                self._data_table.c.id)).mappings()
+            for row in rows:
+                if row["base_id"] not in seen:
+                    seen.add(row["base_id"])
+                    result.append({key: value for key, value in row.items()
+                                   if key in fields})
+        return result
+
+    def get_report(self, base_id):
+        with self._engine.connect() as conn:
+            rows = conn.execute(
+                sa.select(self._data_table)
+                .where(self._data_table.c.base_id == base_id)
+                .order_by(self._data_table.c.id)).mappings().all()
+        for row in rows:
+            data = row["data"]
+            if isinstance(data, str):
+                data = json.loads(data)
+            self._append_results(row["trace_id"], row["parent_id"],
+                                 row["name"], row["project"],
+                                 row["service"], row["host"],
+                                 row["timestamp"], data)
+        return self._parse_results()
+
+
+class SQLiteDriver(SQLAlchemyDriver):
+    """The same store, found by osprofiler's ``get_driver`` for a
+    ``sqlite://`` URL (its scheme is the driver name it looks up)."""
+
+    @classmethod
+    def get_name(cls):
+        return "sqlite"
+
+
+def register():
+    """Make osprofiler's ``get_driver`` return the fixed driver for SQL
+    URLs: ``sqlite://`` finds :class:`SQLiteDriver` by name; the
+    ``mysql``/``postgresql`` URLs it maps to "sqlalchemy" find osprofiler's
+    class first, so that class gets this module's methods."""
+    stock = sqlalchemy_driver.SQLAlchemyDriver
+    for name in ("__init__", "notify", "list_traces", "get_report"):
+        setattr(stock, name, getattr(SQLAlchemyDriver, name))

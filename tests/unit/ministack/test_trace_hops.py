@@ -1,0 +1,409 @@
+"""ministack.trace: spans to hops (kinds, actors, phases, masking), the
+SQL trace store (osprofiler's driver fixed for SQLAlchemy 2 and SQLite),
+trace info across RPC, the WSGI entry span, the access log and the
+executor's span names."""
+
+import datetime
+import json
+import logging
+import threading
+
+import pytest
+from oslo_config import cfg
+from osprofiler import profiler
+from osprofiler import web
+
+from ministack import executor
+from ministack import request_log
+from ministack import rpc
+from ministack import wsgi
+from ministack.context import RequestContext
+from ministack.trace import cmd
+from ministack.trace import hops
+from ministack.trace import middleware
+from ministack.trace import profiler as ms_profiler
+from ministack.trace import storage
+
+BASE = "11111111-2222-4333-8444-555555555555"
+T0 = datetime.datetime(2026, 12, 1, 20, 0, 0)
+CHAP = "ChApSeCrEt123"
+TOKEN = "gAAAAABtokenvalue"
+
+
+class Rows:
+    """osprofiler notifications as the store holds them (fake spans)."""
+
+    def __init__(self):
+        self.rows = []
+        self.n = 0
+
+    def span(self, trace_id, parent, service, category, start_ms, stop_ms,
+             start_info=None, stop_info=None):
+        for edge, ms, info in (("start", start_ms, start_info),
+                               ("stop", stop_ms, stop_info)):
+            if ms is None:
+                continue
+            self.n += 1
+            ts = T0 + datetime.timedelta(milliseconds=ms)
+            self.rows.append({
+                "id": self.n, "name": "%s-%s" % (category, edge),
+                "base_id": BASE, "trace_id": trace_id,
+                "parent_id": parent or BASE, "service": service,
+                "host": "vm", "project": "nova",
+                "timestamp": ts.strftime("%Y-%m-%dT%H:%M:%S.%f"),
+                "data": json.dumps({"info": info or {}})})
+        return trace_id
+
+
+def own(kind, name, actor=None, **extra):
+    value = {"kind": kind, "name": name, "request_id": "req-%s" % BASE}
+    if actor:
+        value["actor"] = actor
+    value.update(extra)
+    return {"ministack": value}
+
+
+def wsgi_info(method, path):
+    return {"request": {"method": method, "path": path, "query": "",
+                        "scheme": "http"}}
+
+
+def attach_rows():
+    """A traced attach as the daemons record it."""
+    r = Rows()
+    proj = "/v3/0123456789abcdef0123456789abcdef"
+    api = r.span("api", None, "nova-api", "wsgi", 0, 900,
+                 wsgi_info("POST", "/v2.1/servers/%s/os-volume_attachments"
+                           % BASE),
+                 {"ministack": {"status": 200, "request_id": "req-%s" % BASE,
+                                "global_request_id": None}})
+    call = r.span("call", api, "nova-api", "rpc", 10, 100,
+                  own("CALL", "reserve_block_device_name", "rabbitmq",
+                      details={"side": "client"}))
+    r.span("call-srv", call, "nova-compute", "rpc", 20, 90,
+           own("CALL", "reserve_block_device_name", "nova-compute",
+               details={"side": "server"}))
+    create = r.span("create", api, "nova-api", "cinder", 110, 200,
+                    own("REST", "POST %s/attachments" % proj, "cinder",
+                        details={"method": "POST", "side": "client",
+                                 "path": proj + "/attachments"}),
+                    {"ministack": {"status": 200}})
+    r.span("create-srv", create, "cinder-api", "wsgi", 120, 190,
+           wsgi_info("POST", proj + "/attachments"),
+           {"ministack": {"status": 200, "request_id": "req-cinder-1"}})
+    cast = r.span("cast", api, "nova-api", "rpc", 300, 310,
+                  own("CAST", "attach_volume", "rabbitmq",
+                      details={"side": "client"}))
+    handler = r.span("cast-srv", cast, "nova-compute", "rpc", 320, 2000,
+                     own("CALL", "attach_volume", "nova-compute",
+                         details={"side": "server"}))
+    r.span("brick", handler, "nova-compute", "os_brick", 330, 400,
+           own("LIBRARY", "os_brick get_connector_properties", "os-brick"))
+    update = r.span("update", handler, "nova-compute", "cinder", 400, 900,
+                    own("REST", "PUT %s/attachments/%s" % (proj, BASE),
+                        "cinder", details={"method": "PUT"}),
+                    {"ministack": {"status": 200}})
+    r.span("tgt", update, "cinder-api", "command", 500, 600,
+           own("COMMAND", "tgtadm target new",
+               details={"argv": ["tgtadm", "--password", CHAP]}))
+    r.span("secret", handler, "nova-compute", "libvirt", 910, 920,
+           own("LIBRARY", "virSecretDefineXML", "libvirt",
+               details={"connection_info": {"auth_password": CHAP,
+                                            "auth_username": "u"}}))
+    r.span("plug", handler, "nova-compute", "libvirt", 930, 1500,
+           own("LIBRARY", "virDomainAttachDeviceFlags", "libvirt"))
+    complete = r.span(
+        "complete", handler, "nova-compute", "cinder", 1600, 1900,
+        own("REST", "POST %s/attachments/%s/action" % (proj, BASE),
+            "cinder", details={"action": "os-complete",
+                               "X-Auth-Token": TOKEN}),
+        {"ministack": {"status": 204}})
+    r.span("complete-srv", complete, "cinder-api", "wsgi", 1610, 1890,
+           wsgi_info("POST", "%s/attachments/%s/action" % (proj, BASE)),
+           {"ministack": {"status": 204, "request_id": "req-cinder-2"}})
+    return r.rows
+
+
+def by_id(trace):
+    return {hop["id"]: hop for hop in trace["hops"]}
+
+
+def test_attach_spans_become_the_seeds_hops():
+    trace = hops.build(attach_rows())
+    h = by_id(trace)
+    assert trace["trace_id"] == BASE
+    assert trace["duration_ms"] == 2000.0
+    assert [hop["start_ms"] for hop in trace["hops"]] == \
+        sorted(hop["start_ms"] for hop in trace["hops"])
+    api = h["api"]
+    assert (api["kind"], api["actor"], api["from_actor"], api["status"],
+            api["service"]) == ("REST", "nova-api", "user", 200, "nova-api")
+    assert api["name"] == "POST /v2.1/servers/{id}/os-volume_attachments"
+    assert h["create-srv"]["name"] == \
+        "POST /v3/{project}/attachments"
+    assert h["create-srv"]["actor"] == "cinder"
+    # The cinder entry's arrow comes from the caller, not from cinder.
+    assert h["create-srv"]["from_actor"] == "nova-api"
+    assert h["call"]["actor"] == "rabbitmq"
+    assert h["call-srv"]["from_actor"] == "rabbitmq"
+    # The compute's handler takes the kind of the message it received.
+    assert h["cast-srv"]["kind"] == "CAST"
+    assert h["tgt"]["service"] == "cinder-volume"
+    assert h["tgt"]["kind"] == "COMMAND"
+    assert h["brick"]["actor"] == "os-brick"
+    assert h["plug"]["actor"] == "libvirt"
+    assert h["complete"]["name"].endswith("(os-complete)")
+    assert trace["request_ids"][0] == "req-%s" % BASE
+    assert "req-cinder-1" in trace["request_ids"]
+    assert set(hop["actor"] for hop in trace["hops"]) <= set(hops.ACTORS)
+
+
+def test_phases_follow_the_rules():
+    h = by_id(hops.build(attach_rows()))
+    expected = {"api": "reserve", "call": "reserve", "call-srv": "reserve",
+                "create": "reserve", "create-srv": "reserve",
+                "cast": "cast", "cast-srv": "connect/attach",
+                "brick": "connect/attach", "update": "connect/attach",
+                "tgt": "connect/attach", "plug": "connect/attach",
+                "complete": "complete", "complete-srv": "complete"}
+    assert {key: h[key]["phase"] for key in expected} == expected
+
+
+def test_detach_phases_and_a_refusing_guest():
+    r = Rows()
+    proj = "/v3/0123456789abcdef0123456789abcdef"
+    api = r.span("api", None, "nova-api", "wsgi", 0, 100,
+                 wsgi_info("DELETE", "/v2.1/servers/%s/os-volume_attachments"
+                           "/%s" % (BASE, BASE)),
+                 {"ministack": {"status": 202}})
+    r.span("begin", api, "nova-api", "cinder", 10, 20,
+           own("REST", "POST %s/volumes/%s/action" % (proj, BASE), "cinder",
+               details={"action": "os-begin_detaching"}))
+    cast = r.span("cast", api, "nova-api", "rpc", 30, 40,
+                  own("CAST", "detach_volume", "rabbitmq"))
+    handler = r.span("srv", cast, "nova-compute", "rpc", 50, 900,
+                     own("CALL", "detach_volume", "nova-compute",
+                         details={"side": "server"}),
+                     {"etype": "DeviceDetachFailed",
+                      "message": "Device detach failed for vdb"})
+    r.span("guest", handler, "nova-compute", "guest", 60, 500,
+           own("LIBRARY", "guest releases vdb", "guest"),
+           {"ministack": {"error": "the guest did not release vdb"}})
+    r.span("roll", handler, "nova-compute", "cinder", 600, 700,
+           own("REST", "POST %s/volumes/%s/action" % (proj, BASE), "cinder",
+               details={"action": "os-roll_detaching"}))
+    r.span("unfinished", handler, "nova-compute", "libvirt", 800, None,
+           own("LIBRARY", "virDomainDetachDeviceFlags", "libvirt"))
+    h = by_id(hops.build(r.rows))
+    assert h["api"]["phase"] == "reserve"
+    assert h["begin"]["phase"] == "reserve"
+    assert h["cast"]["phase"] == "cast"
+    assert h["srv"]["phase"] == "connect/attach"
+    assert h["srv"]["error"] == \
+        "DeviceDetachFailed: Device detach failed for vdb"
+    assert h["guest"]["actor"] == "guest"
+    assert h["guest"]["error"] == "the guest did not release vdb"
+    assert h["roll"]["phase"] == "complete"
+    assert h["unfinished"]["duration_ms"] is None
+
+
+def test_no_secret_survives():
+    text = json.dumps(hops.build(attach_rows()))
+    assert CHAP not in text
+    assert TOKEN not in text
+    assert "***" in text
+    assert hops.mask(["tgtadm", "--password", CHAP]) == \
+        ["tgtadm", "--password", "***"]
+    assert CHAP not in hops.mask("auth_password=%s" % CHAP)
+
+
+def test_format_table():
+    table = hops.format_table(hops.build(attach_rows()))
+    lines = table.splitlines()
+    assert lines[0].startswith("trace %s" % BASE)
+    assert "reserve_block_device_name" in table
+    assert "virDomainAttachDeviceFlags" in table
+    assert any("tgtadm target new" in line and "cinder-volume" in line
+               for line in lines)
+
+
+def test_rest_names():
+    assert hops.rest_name("GET", "/v2.1/0123456789abcdef0123456789abcdef/"
+                          "servers/%s" % BASE) == \
+        "GET /v2.1/{project}/servers/{id}"
+    assert hops.rest_name("DELETE", "/v3/%s/attachments/%s"
+                          % (BASE.replace("-", ""), BASE)) == \
+        "DELETE /v3/{project}/attachments/{id}"
+
+
+# --- the store and the spans, for real --------------------------------------
+
+@pytest.fixture
+def store(tmp_path):
+    url = "sqlite:///%s" % (tmp_path / "osprofiler.sqlite")
+    conf = cfg.ConfigOpts()
+    conf.register_opts([cfg.StrOpt("host", default="vm")])
+    conf([], default_config_files=[])
+    ms_profiler.register_opts(conf)
+    conf.set_override("enabled", True, "profiler")
+    conf.set_override("hmac_keys", "unit-key", "profiler")
+    conf.set_override("connection_string", url, "profiler")
+    assert ms_profiler.setup(conf, "nova", "nova-api")
+    yield url
+    profiler.clean()
+    web.disable()
+
+
+def test_spans_round_trip_through_the_sql_store(store):
+    profiler.init("unit-key")
+    base = profiler.get().get_base_id()
+    ctxt = RequestContext(request_id="req-%s" % BASE, overwrite=True)
+    try:
+        with ms_profiler.span("rpc", "CAST", "attach_volume",
+                              actor="rabbitmq",
+                              details=lambda: {"auth_password": CHAP}):
+            executor.execute("true")
+    finally:
+        profiler.clean()
+    trace = hops.load(store, base)
+    names = [hop["name"] for hop in trace["hops"]]
+    assert names == ["attach_volume", "true"]
+    assert trace["hops"][1]["kind"] == "COMMAND"
+    assert trace["hops"][1]["parent_id"] == trace["hops"][0]["id"]
+    assert trace["hops"][0]["request_id"] == ctxt.request_id
+    # Found by request id too; unknown ids are TraceNotFound.
+    assert hops.load(store, ctxt.request_id)["trace_id"] == base
+    with pytest.raises(hops.TraceNotFound):
+        hops.load(store, "req-00000000-0000-4000-8000-000000000000")
+    with pytest.raises(hops.TraceNotFound):
+        hops.load(store, "not-an-id")
+    # osprofiler's own report (what `osprofiler trace show` prints).
+    report = storage.SQLiteDriver(store).get_report(base)
+    assert report["stats"]["rpc"]["count"] == 1
+    assert storage.SQLiteDriver(store).list_traces()[0]["base_id"] == base
+    assert CHAP not in json.dumps(trace)
+
+
+def test_registered_driver_is_what_osprofiler_finds(store):
+    from osprofiler.drivers import base as drivers_base
+    from osprofiler.drivers import sqlalchemy_driver
+    storage.register()
+    assert isinstance(drivers_base.get_driver(store), storage.SQLiteDriver)
+    assert sqlalchemy_driver.SQLAlchemyDriver.get_report is \
+        storage.SQLAlchemyDriver.get_report
+
+
+def test_no_span_outside_a_trace(store):
+    profiler.clean()
+    built = []
+    with ms_profiler.span("libvirt", "LIBRARY", "x",
+                          details=lambda: built.append(1)) as sp:
+        sp.set(status=1)
+    assert built == []
+    assert not sp.active
+
+
+def test_rpc_context_carries_the_trace_and_clears_a_stale_one(store):
+    serializer = rpc.RequestContextSerializer()
+    ctxt = RequestContext(request_id="req-%s" % BASE, overwrite=False)
+    profiler.init("unit-key")
+    sent = profiler.get()
+    wire = serializer.serialize_context(ctxt)
+    profiler.clean()
+    assert wire["trace_info"]["base_id"] == sent.get_base_id()
+    assert wire["trace_info"]["parent_id"] == sent.get_id()
+    seen = {}
+
+    def receive():
+        profiler.init("unit-key")  # a stale trace from another message
+        serializer.deserialize_context(dict(wire))
+        seen["traced"] = profiler.get().get_base_id()
+        untraced = serializer.serialize_context(ctxt)
+        untraced.pop("trace_info")
+        serializer.deserialize_context(untraced)
+        seen["after"] = profiler.get()
+
+    thread = threading.Thread(target=receive)
+    thread.start()
+    thread.join()
+    assert seen == {"traced": sent.get_base_id(), "after": None}
+    assert "trace_info" not in serializer.serialize_context(ctxt)
+
+
+def _app(environ, start_response):
+    environ[wsgi.ENV_REQUEST_ID] = "req-%s" % BASE
+    start_response("202 Accepted", [("Content-Type", "text/plain")])
+    return [b"ok"]
+
+
+def test_wsgi_entry_span_records_status_and_request_id(store):
+    app = middleware.wrap(_app)
+    profiler.init("unit-key")
+    headers = web.get_trace_id_headers()
+    base = profiler.get().get_base_id()
+    profiler.clean()
+    environ = {"REQUEST_METHOD": "DELETE", "PATH_INFO": "/v2.1/x",
+               "QUERY_STRING": "", "wsgi.url_scheme": "http",
+               "HTTP_X_TRACE_INFO": headers["X-Trace-Info"],
+               "HTTP_X_TRACE_HMAC": headers["X-Trace-HMAC"]}
+    body = app(environ, lambda status, headers, exc_info=None: None)
+    assert b"".join(body) == b"ok"
+    assert profiler.get() is None
+    hop = hops.load(store, base)["hops"][0]
+    assert (hop["name"], hop["status"], hop["request_id"]) == \
+        ("DELETE /v2.1/x", 202, "req-%s" % BASE)
+    # A header signed with another key starts nothing.
+    profiler.init("another-key")
+    bad = web.get_trace_id_headers()
+    profiler.clean()
+    environ.update(HTTP_X_TRACE_INFO=bad["X-Trace-Info"],
+                   HTTP_X_TRACE_HMAC=bad["X-Trace-HMAC"])
+    app(environ, lambda status, headers, exc_info=None: None)
+    assert len(hops.load(store, base)["hops"]) == 1
+
+
+def test_access_log_line(caplog):
+    app = request_log.RequestLog(_app)
+    environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/v2.1/servers",
+               "QUERY_STRING": "limit=1", "REMOTE_ADDR": "127.0.0.1"}
+    with caplog.at_level(logging.INFO, logger="ministack.request_log"):
+        body = app(environ, lambda status, headers, exc_info=None: None)
+        assert list(body) == [b"ok"]
+        body.close()
+    record = caplog.records[-1]
+    message = record.getMessage()
+    assert message.startswith(
+        '127.0.0.1 "GET /v2.1/servers?limit=1" status: 202 len: 2 '
+        'microversion: - time: ')
+    assert record.context.request_id == "req-%s" % BASE
+
+
+def test_executor_span_names_hold_no_argument():
+    assert executor.span_name(["tgtadm", "--lld", "iscsi", "--mode",
+                               "target", "--op", "new", "--password",
+                               CHAP]) == "tgtadm target new"
+    assert executor.span_name(["/usr/bin/qemu-img", "convert", "-f"]) == \
+        "qemu-img convert"
+    assert executor.span_name(["lvcreate", "-n", "v", "-L", "1G"]) == \
+        "lvcreate"
+
+
+def test_cli_reads_the_connection_string_and_shows(store, tmp_path, capsys):
+    profiler.init("unit-key")
+    base = profiler.get().get_base_id()
+    with ms_profiler.span("rpc", "CALL", "reserve_block_device_name",
+                          actor="rabbitmq"):
+        pass
+    profiler.clean()
+    conf_file = tmp_path / "miniapi.conf"
+    conf_file.write_text("[profiler]\nconnection_string = %s\n" % store)
+    assert cmd.main(["show", base, "--config-file", str(conf_file)]) == 0
+    assert "reserve_block_device_name" in capsys.readouterr().out
+    assert cmd.main(["show", base, "--json", "--connection-string",
+                     store]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["hops"][0]["kind"] == "CALL"
+    assert cmd.main(["show", "req-00000000-0000-4000-8000-000000000000",
+                     "--connection-string", store]) == 1
+    assert cmd.main(["show", base, "--config-file",
+                     str(tmp_path / "missing.conf")]) == 2
