@@ -18,7 +18,6 @@ from oslo_log import log as logging
 from oslo_utils import excutils
 
 from minicompute import exception
-from minicompute import fault_injection
 from minicompute import power_state
 from minicompute import rpcapi
 from minicompute import task_states
@@ -63,9 +62,6 @@ class ComputeManager:
         return utils.EventReporter(
             ctxt, "compute_%s" % name, self.host, instance["uuid"],
             subject="volume %s" % volume_id if volume_id else None)
-
-    def _fault(self, point, volume):
-        fault_injection.maybe_fail(self.conf, point, volume)
 
     def _persist_bdm(self, ctxt, bdm_id):
         return lambda values: db_api.bdm_update(ctxt, bdm_id, values)
@@ -132,7 +128,7 @@ class ComputeManager:
                          instance["uuid"])
                 return
             driver_bdm = block_device.DriverVolumeBlockDevice(
-                row, self._persist_bdm(ctxt, row.id), fault=self._fault)
+                row, self._persist_bdm(ctxt, row.id))
             try:
                 driver_bdm.attach(ctxt, instance, self.volume_api,
                                   self.driver)

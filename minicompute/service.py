@@ -17,6 +17,7 @@ import threading
 import oslo_messaging as messaging
 from oslo_log import log as logging
 
+from minicompute import fault_injection
 from minicompute import manager
 from minicompute import reconcile
 from minicompute import rpcapi
@@ -143,4 +144,6 @@ def build(conf):
     rpc.check_broker(transport)
     driver = load_driver(conf)
     driver.check_host()  # tools + libvirt reachable: fail before serving
-    return ComputeService(conf, transport, driver, cinder.API(conf))
+    # Test-only: wrapped only when [fault_injection] enabled is true.
+    driver, volume_api = fault_injection.wrap(conf, driver, cinder.API(conf))
+    return ComputeService(conf, transport, driver, volume_api)

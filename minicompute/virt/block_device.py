@@ -46,7 +46,7 @@ class DriverVolumeBlockDevice:
     :param persist: ``persist(values)`` saves fields on the BDM row.
     """
 
-    def __init__(self, bdm, persist, fault=None):
+    def __init__(self, bdm, persist):
         get = bdm.get if isinstance(bdm, dict) else \
             (lambda key: getattr(bdm, key, None))
         self.id = get("id")
@@ -59,9 +59,6 @@ class DriverVolumeBlockDevice:
         self.connection_info = json.loads(info) if isinstance(info, str) \
             else info
         self._persist = persist
-        # ``fault(point, volume)``: the test-only fault-injection hook
-        # (minicompute.fault_injection); a no-op unless enabled.
-        self._fault = fault or (lambda point, volume: None)
         #: set once this flow has deleted (or detached) the Cinder
         #: attachment itself, so the manager's outer undo skips it
         self.attachment_released = False
@@ -104,27 +101,20 @@ class DriverVolumeBlockDevice:
             ctxt, self.attachment_id, connector, self.mount_device)
         connection_info = self._prepare_connection_info(
             attachment["connection_info"], volume)
-        plugged = False
         try:
             self._driver_attach(ctxt, connection_info, instance, virt_driver)
-            plugged = True
-            self._fault("driver_attach", volume)
         except Exception:
             with excutils.save_and_reraise_exception():
                 LOG.exception("Driver failed to attach volume %s at %s",
                               self.volume_id, self.mount_device)
-                if plugged:
-                    # The disk reached the guest before the failure: take
-                    # it out again before Cinder forgets the attachment.
-                    self.connection_info = connection_info
-                    self._undo_driver_attach(ctxt, instance, virt_driver)
+                self._unplug_if_in_guest(ctxt, connection_info, instance,
+                                         virt_driver)
                 self._release_attachment(ctxt, volume_api)
 
         # Saved before complete: detach needs it once the volume is in-use.
         self.connection_info = connection_info
         self.save()
         try:
-            self._fault("attachment_complete", volume)
             volume_api.attachment_complete(ctxt, self.attachment_id)
         except Exception:
             with excutils.save_and_reraise_exception():
@@ -159,6 +149,24 @@ class DriverVolumeBlockDevice:
                 self._undo_driver_attach(ctxt, instance, virt_driver)
                 self._quietly(volume_api.terminate_connection, ctxt,
                               self.volume_id, connector)
+
+    def _unplug_if_in_guest(self, ctxt, connection_info, instance,
+                            virt_driver):
+        """Take this volume's disk out of the guest if the failed driver
+        attach left it there (a hot-plug can land after libvirt reported
+        an error), before Cinder forgets the attachment. Only a disk at
+        our device whose serial is this volume: a DevicePathInUse failure
+        must not unplug the disk that was already there."""
+        try:
+            disks = virt_driver.list_volume_disks(instance) or {}
+        except Exception:
+            LOG.exception("Could not list the disks of %s", instance["uuid"])
+            return
+        dev = (self.mount_device or "").rpartition("/")[2]
+        disk = disks.get("disks", {}).get(dev)
+        if disk and disk.get("serial") == self.volume_id:
+            self.connection_info = connection_info
+            self._undo_driver_attach(ctxt, instance, virt_driver)
 
     def _undo_driver_attach(self, ctxt, instance, virt_driver):
         self._quietly(virt_driver.detach_volume, ctxt, self.connection_info,

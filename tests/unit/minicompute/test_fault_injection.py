@@ -1,0 +1,78 @@
+"""Test-only fault injection is built around the driver and Cinder adapter.
+
+The attach flow has no hooks; :func:`minicompute.fault_injection.wrap`
+wraps the fake driver and the fake Cinder here as ``service.build`` wraps
+the real ones when ``[fault_injection] enabled`` is true. What the
+recovery tier asserts for real (tests/functional/recovery) is asserted
+here on the fakes: the flow undoes everything.
+"""
+
+import oslo_messaging as messaging
+import pytest
+
+from minicompute import fault_injection
+from minicompute import rpcapi
+from minicompute import service
+from minicompute.db import api as db_api
+from minicompute.virt import fake
+from ministack import rpc
+from tests.unit.minicompute import fakes
+from tests.unit.minicompute import test_manager as tm
+
+conf = tm.conf
+server = tm.server
+
+
+@pytest.fixture
+def stack(conf, nova_db):
+    conf.set_override("enabled", True, group="fault_injection")
+    transport = messaging.get_rpc_transport(
+        conf, url="fake:/", allowed_remote_exmods=rpc.ALLOWED_EXMODS)
+    driver, volume_api = fake.FakeDriver(), fakes.FakeVolumeAPI()
+    wrapped_driver, wrapped_api = fault_injection.wrap(conf, driver,
+                                                       volume_api)
+    svc = service.ComputeService(conf, transport, wrapped_driver,
+                                 wrapped_api)
+    svc.start()
+    client = rpcapi.ComputeAPI(transport, timeout=10)
+    yield svc, client, driver, volume_api
+    svc.stop()
+    transport.cleanup()
+
+
+def test_disabled_wraps_nothing(conf):
+    driver, volume_api = object(), object()
+    assert fault_injection.wrap(conf, driver, volume_api) == (driver,
+                                                              volume_api)
+
+
+@pytest.mark.parametrize("point", fault_injection.POINTS)
+def test_point_fires_and_the_flow_undoes_everything(ctxt, stack, server,
+                                                    point):
+    _, client, driver, volume_api = stack
+    vid = volume_api.create()
+    volume_api.volumes[vid]["name"] = "inject-fault-%s" % point
+    tm._api_attach(ctxt, client, volume_api, server, vid)
+    tm._wait(lambda: volume_api.volumes[vid]["status"] == "available")
+    tm._wait(lambda: not db_api.bdm_get_all_by_instance(
+        ctxt, server["uuid"]))
+    assert volume_api.attachments == {}
+    # The disk reached the guest and the flow took it out again.
+    assert ("attach_volume", server["uuid"], "/dev/vdb") in driver.calls
+    assert ("detach_volume", server["uuid"], "/dev/vdb") in driver.calls
+    assert driver.get_attached_devices(server) == []
+    assert "attachment_complete" not in volume_api.calls
+    tm._wait(lambda: any(e.result == "Error"
+                         for e in tm._events(ctxt, server)))
+    events = tm._events(ctxt, server)
+    assert any("Injected fault at %s" % point in (e.details or "")
+               for e in events)
+
+
+def test_unmarked_volume_attaches_normally(ctxt, stack, server):
+    _, client, driver, volume_api = stack
+    vid = volume_api.create()
+    volume_api.volumes[vid]["name"] = "plain"
+    tm._api_attach(ctxt, client, volume_api, server, vid)
+    tm._wait(lambda: volume_api.volumes[vid]["status"] == "in-use")
+    assert driver.get_attached_devices(server) == ["vdb"]
