@@ -38,8 +38,15 @@ _STATE = {"sqlalchemy": False, "service": None}
 
 
 def register_opts(conf):
-    """osprofiler's ``[profiler]`` options on ``conf`` (idempotent)."""
+    """osprofiler's ``[profiler]`` options on ``conf`` (idempotent), and
+    the groups its OTLP and Jaeger drivers read (osprofiler registers
+    those on the global ``cfg.CONF`` only; a daemon's own ConfigOpts
+    would make the driver fail with NoSuchOptError)."""
     profiler_opts.set_defaults(conf)
+    conf.register_opts(profiler_opts._OTLP_OPTS,
+                       group=profiler_opts._otlp_profiler_opt_group)
+    conf.register_opts(profiler_opts._JAEGER_OPTS,
+                       group=profiler_opts._jaegerprofiler_opt_group)
 
 
 def list_opts():
