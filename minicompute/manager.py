@@ -51,8 +51,10 @@ class ComputeManager:
 
     # -- helpers -
 
-    def _instance(self, ctxt, instance):
-        """Reload the instance the caller named; returns its dict."""
+    def load_instance(self, ctxt, instance):
+        """Reload the instance the caller named; returns its dict (with
+        ``name``, the domain name). Also used by the reconciler; rpcapi
+        never sends it."""
         row = db_api.instance_get(ctxt.elevated(), instance["uuid"])
         values = db_api.to_dict(row)
         values["name"] = self.conf.instance_name_template % row.id
@@ -88,7 +90,7 @@ class ComputeManager:
         :raises InvalidDevicePath: ``device`` is malformed.
         :raises TooManyDiskDevices: over ``max_disk_devices_to_attach``.
         """
-        instance = self._instance(ctxt, instance)
+        instance = self.load_instance(ctxt, instance)
         with utils.instance_lock(instance["uuid"]):
             bdms = db_api.bdm_get_all_by_instance(ctxt, instance["uuid"])
             # Re-checked under the lock: the API's check may have raced.
@@ -116,7 +118,7 @@ class ComputeManager:
     @messaging.expected_exceptions(*_VOLUME_ERRORS)
     def attach_volume(self, ctxt, instance, bdm):
         """Wire the reserved BDM's volume into the instance (RPC cast)."""
-        instance = self._instance(ctxt, instance)
+        instance = self.load_instance(ctxt, instance)
         with self._event(ctxt, "attach_volume", instance,
                          bdm.get("volume_id")), \
                 utils.instance_lock(instance["uuid"]):
@@ -165,12 +167,20 @@ class ComputeManager:
         On DeviceDetachFailed the BDM is kept and Cinder's volume is back
         in-use, so the user can simply retry.
         """
-        instance = self._instance(ctxt, instance)
+        instance = self.load_instance(ctxt, instance)
         with self._event(ctxt, "detach_volume", instance, volume_id), \
                 utils.instance_lock(instance["uuid"]):
-            self._detach_volume(ctxt, instance, volume_id, attachment_id)
+            self.detach_volume_under_lock(ctxt, instance, volume_id,
+                                          attachment_id)
 
-    def _detach_volume(self, ctxt, instance, volume_id, attachment_id=None):
+    def detach_volume_under_lock(self, ctxt, instance, volume_id,
+                                 attachment_id=None):
+        """The detach itself: guest, host, Cinder, then the BDM.
+
+        The caller holds ``utils.instance_lock`` and reports the event
+        (``detach_volume``, terminate, the reconciler rolling an
+        interrupted detach forward); rpcapi never sends it.
+        """
         row = db_api.bdm_get_by_volume_and_instance(ctxt, volume_id,
                                                     instance["uuid"])
         driver_bdm = block_device.DriverVolumeBlockDevice(
@@ -188,7 +198,7 @@ class ComputeManager:
                                    exception.InstanceBuildFailed)
     def build_and_run_instance(self, ctxt, instance, image, flavor):
         """Create the disk and domain and boot; ACTIVE or ERROR (cast)."""
-        instance = self._instance(ctxt, instance)
+        instance = self.load_instance(ctxt, instance)
         with self._event(ctxt, "build_and_run_instance", instance):
             db_api.instance_update(ctxt.elevated(), instance["uuid"], {
                 "task_state": task_states.SPAWNING, "host": self.host,
@@ -219,7 +229,7 @@ class ComputeManager:
     @messaging.expected_exceptions(exception.InstanceNotFound)
     def stop_instance(self, ctxt, instance):
         """Power the instance off (cast)."""
-        instance = self._instance(ctxt, instance)
+        instance = self.load_instance(ctxt, instance)
         with self._event(ctxt, "stop_instance", instance), \
                 utils.instance_lock(instance["uuid"]):
             self.driver.power_off(instance)
@@ -240,7 +250,7 @@ class ComputeManager:
                                                   "all_tenants": True}):
             if row.vm_state != vm_states.ACTIVE or row.task_state:
                 continue
-            instance = self._instance(ctxt, {"uuid": row.uuid})
+            instance = self.load_instance(ctxt, {"uuid": row.uuid})
             if self.driver.get_power_state(instance) == power_state.RUNNING:
                 continue
             with utils.instance_lock(instance["uuid"]):
@@ -264,7 +274,7 @@ class ComputeManager:
     @messaging.expected_exceptions(exception.InstanceNotFound)
     def start_instance(self, ctxt, instance):
         """Power the instance on (cast)."""
-        instance = self._instance(ctxt, instance)
+        instance = self.load_instance(ctxt, instance)
         with self._event(ctxt, "start_instance", instance), \
                 utils.instance_lock(instance["uuid"]):
             self.driver.power_on(ctxt, instance)
@@ -279,7 +289,7 @@ class ComputeManager:
         A failed reboot leaves the server in ERROR with the reason, as
         upstream (the user can then HARD reboot or delete it).
         """
-        instance = self._instance(ctxt, instance)
+        instance = self.load_instance(ctxt, instance)
         with self._event(ctxt, "reboot_instance", instance), \
                 utils.instance_lock(instance["uuid"]):
             try:
@@ -303,7 +313,7 @@ class ComputeManager:
 
         Bytes that are not ASCII are replaced, as nova does.
         """
-        instance = self._instance(ctxt, instance)
+        instance = self.load_instance(ctxt, instance)
         output = self.driver.get_console_output(instance)
         if isinstance(output, str):
             output = output.encode("utf-8")
@@ -321,7 +331,7 @@ class ComputeManager:
         cannot be detached does not stop the delete: its attachment is
         deleted anyway so Cinder frees it (the domain goes away next).
         """
-        instance = self._instance(ctxt, instance)
+        instance = self.load_instance(ctxt, instance)
         with self._event(ctxt, "terminate_instance", instance), \
                 utils.instance_lock(instance["uuid"]):
             try:
@@ -354,7 +364,7 @@ class ComputeManager:
 
     def _terminate_volume(self, ctxt, instance, row):
         try:
-            self._detach_volume(ctxt, instance, row.volume_id)
+            self.detach_volume_under_lock(ctxt, instance, row.volume_id)
         except Exception:
             LOG.exception("Clean detach of volume %s failed; releasing its "
                           "attachment anyway", row.volume_id)

@@ -129,7 +129,8 @@ class Reconciler:
         if event not in _VOLUME_EVENTS or not volume_id:
             return "nothing to roll back"
         try:
-            instance = self.manager._instance(ctxt, {"uuid": instance_uuid})
+            instance = self.manager.load_instance(
+                ctxt, {"uuid": instance_uuid})
         except exception.InstanceNotFound:
             return "the instance is gone"
         with utils.instance_lock(instance_uuid):
@@ -141,8 +142,8 @@ class Reconciler:
             if event == "compute_detach_volume":
                 if row is None:
                     return "the detach had finished"
-                self.manager._detach_volume(ctxt, instance, volume_id,
-                                            row.attachment_id)
+                self.manager.detach_volume_under_lock(
+                    ctxt, instance, volume_id, row.attachment_id)
                 return "the detach was completed"
             return self._roll_back_attach(ctxt, instance, volume_id, row)
 
@@ -235,7 +236,7 @@ class Reconciler:
         in_flight = self.in_flight()
         for row in db_api.instance_get_all(ctxt, {"host": self.host,
                                                   "all_tenants": True}):
-            instance = self.manager._instance(ctxt, {"uuid": row.uuid})
+            instance = self.manager.load_instance(ctxt, {"uuid": row.uuid})
             with utils.instance_lock(row.uuid):
                 try:
                     snap = self._snapshot(ctxt, instance, in_flight)

@@ -7,7 +7,9 @@ rule N307): the manager passes plain values in and stores what comes back.
 ``id``, ``name`` (``instance-%08x``), ``memory_mb``, ``vcpus``...).
 
 Two implementations: :mod:`minicompute.virt.libvirt.driver` (real guests)
-and :mod:`minicompute.virt.fake` (unit tests).
+and :mod:`minicompute.virt.fake` (unit tests). This class declares every
+method the manager, the attach flow (``virt/block_device.py``), the
+reconciler and the service call, so a new driver knows what it owes.
 """
 
 
@@ -16,6 +18,15 @@ class ComputeDriver:
 
     #: whether one volume may be attached to several instances at once
     supports_multiattach = False
+
+    def check_host(self):
+        """Fail start-up early, before anything is served: the tools the
+        driver shells out to are missing or the hypervisor is unreachable.
+
+        :raises MissingTool:
+        :raises HypervisorUnavailable:
+        """
+        raise NotImplementedError()
 
     def init_host(self, host):
         """Connect to the hypervisor; raise a MinistackException if not."""
@@ -42,9 +53,13 @@ class ComputeDriver:
         raise NotImplementedError()
 
     def power_off(self, instance, timeout=0):
+        """Stop the guest: ask it to shut down for up to ``timeout``
+        seconds (0: at once), then pull the plug."""
         raise NotImplementedError()
 
     def power_on(self, ctxt, instance):
+        """Start the defined guest; volumes in its definition come back
+        with it."""
         raise NotImplementedError()
 
     def reboot(self, ctxt, instance, reboot_type):
@@ -66,6 +81,7 @@ class ComputeDriver:
         raise NotImplementedError()
 
     def instance_exists(self, instance):
+        """Whether the hypervisor has a domain for ``instance``."""
         raise NotImplementedError()
 
     # -- volumes -------------------------------------------------------------
@@ -97,4 +113,33 @@ class ComputeDriver:
 
     def get_attached_devices(self, instance):
         """Target names (``vdb``...) of the disks the guest has now."""
+        raise NotImplementedError()
+
+    # -- reconciliation (minicompute.reconcile, the attach flow's undo) ------
+
+    def list_volume_disks(self, instance):
+        """The guest's disks as the reconciler compares them with BDMs.
+
+        :returns: None when the instance has no domain, else ``{"active":
+            bool, "disks": {dev: {"serial", "live", "config", "xml"}}}``
+            (``live``: in the running guest; ``config``: in its persistent
+            definition; ``serial``: the volume id for a volume disk).
+        """
+        raise NotImplementedError()
+
+    def unplug_disk(self, ctxt, instance, dev):
+        """Take disk ``dev`` out of the guest and its definition, for a
+        disk that may have no BDM (so no connection_info): whatever the
+        driver holds for it on the host is found from the disk itself.
+
+        :raises DeviceDetachFailed: the guest kept it.
+        :raises DiskNotFound: there is no such disk.
+        """
+        raise NotImplementedError()
+
+    def replug_volume(self, ctxt, connection_info, instance, mountpoint,
+                      disk_bus=None, device_type=None):
+        """Plug a wired volume back where the guest lost it (live and/or
+        persistent) from the BDM's ``connection_info``; a no-op for the
+        halves that still have it."""
         raise NotImplementedError()
