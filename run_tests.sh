@@ -52,7 +52,9 @@ for tier in "${tiers[@]}"; do
     case $tier in
         lint)
             echo "== ruff"
-            "$VENV/bin/ruff" check ministack miniapi minicompute minicinder ministack_audit tests tools ;;
+            "$VENV/bin/ruff" check ministack miniapi minicompute minicinder ministack_audit tests tools
+            echo "== import-linter (the contracts in pyproject.toml)"
+            "$VENV/bin/lint-imports" ;;
         unit)       run_tier unit tests/unit ;;
         functional) run_tier functional tests/functional ;;
         tempest)    run_tier tempest-style tests/tempest_style yes ;;
