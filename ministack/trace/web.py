@@ -235,7 +235,9 @@ def recent_traces(connection_string, limit=50):
         if isinstance(request, dict) and request.get("path"):
             name = hops_mod.rest_name(request.get("method", "?"),
                                       request["path"])
-        traces.append({"trace_id": base_id, "started_at": started,
+        traces.append({"trace_id": base_id,
+                       # osprofiler stamps UTC without saying so.
+                       "started_at": started and started + "+00:00",
                        "name": name,
                        "services": sorted(services.get(base_id, ())),
                        "hops": count})

@@ -8,7 +8,7 @@
 
   var SVG = "http://www.w3.org/2000/svg";
   var LANE_W = 132, LEFT = 150, TOP = 64, ROW_H = 46, RIGHT = 24;
-  var LABEL_MAX = 56, ERROR_MAX = 72;
+  var LABEL_MAX = 60, ERROR_MAX = 72;
 
   function el(name, attrs, text) {
     var node = document.createElementNS(SVG, name);
@@ -31,6 +31,15 @@
   function short(text, max) {
     text = String(text === null || text === undefined ? "" : text);
     return text.length > max ? text.slice(0, max - 1) + "\u2026" : text;
+  }
+
+  // A long name is cut in its middle part, never in the action it ends
+  // with ("... (os-roll_detaching)"): that is what the hop did.
+  function shortName(name) {
+    name = String(name);
+    var m = /^(.*?)( \([^()]*\))$/.exec(name);
+    var tail = m ? m[2] : "", head = m ? m[1] : name;
+    return short(head, Math.max(LABEL_MAX - tail.length, 16)) + tail;
   }
 
   function ms(value) {
@@ -164,7 +173,7 @@
       var label = el("text", {x: labelX, y: y - 6, "class": "label"});
       label.appendChild(el("tspan", {"class": "kind-tag"}, hop.kind + " "));
       label.appendChild(el("tspan", {"class": "name"},
-                           short(hop.name, LABEL_MAX)));
+                           shortName(hop.name)));
       if (action(hop)) {
         label.appendChild(el("tspan", {"class": "action"}, action(hop)));
       }

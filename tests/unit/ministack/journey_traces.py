@@ -126,7 +126,8 @@ def failed_detach_trace():
              attempt=2, error="<script>alert('x')</script> no "
                               "device-removed event"),
         _hop(7, 4, "cinder-api", "cinder", "nova-compute", "REST",
-             "POST %s/volumes/{id}/action" % p, 8100.0, 40.0, "complete",
+             "POST %s/volumes/{id}/action (os-roll_detaching)" % p, 8100.0,
+             40.0, "complete",
              202, request_id=rid, action="os-roll_detaching",
              hmac_key="hunter2-hmac"),
     ]

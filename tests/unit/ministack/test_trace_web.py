@@ -218,6 +218,7 @@ def test_recent_traces_reads_the_store(store):
     assert listed[0]["name"] == "PUT /v3/{project}/attachments/{id}"
     assert listed[1]["services"] == ["nova-api"]
     assert listed[1]["hops"] == 2
+    assert listed[1]["started_at"].endswith("+00:00")
     assert web.recent_traces(url, limit=1) == listed[:1]
 
 

@@ -1,0 +1,136 @@
+"""The deployed lab's journey page, in headless chromium, for a real
+traced attach and detach.
+
+tools/journey.py (the operator's journey, what ./lab.sh runs) attaches a
+new volume to the demo server and detaches it, each request carrying
+osprofiler's signed trace headers; it prints each trace's hop table and
+the page's URL. This test runs it, opens both URLs in chromium and checks
+that the page draws every hop the seed names, from all three daemons plus
+os-brick and libvirt, under the seed's lanes and phases. The attach's
+page is kept as a screenshot (``browser.ARTIFACTS``/trace-page.png).
+"""
+
+import os
+import re
+import subprocess
+
+import pytest
+
+from ministack.trace import web
+from tests.functional.journey_page import browser
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..",
+                                    ".."))
+VENV_PYTHON = "/opt/stack/venv/bin/python"
+
+#: (kind, what the hop's name and label say, lane) of every hop the seed
+#: names. os-brick: this lab's iSCSI initiator is QEMU's libiscsi, so
+#: os-brick gives the host's connector (get_connector_properties) and
+#: QEMU connects; any os-brick call is the os-brick hop.
+ATTACH_HOPS = [
+    ("REST", r"^POST /v2\.1/servers/\{id\}/os-volume_attachments ",
+     "nova-api"),
+    ("CALL", r"^reserve_block_device_name ", "rabbitmq"),
+    ("CALL", r"^reserve_block_device_name ", "nova-compute"),
+    ("REST", r"^POST /v3/\{project\}/attachments ", "cinder"),
+    ("CAST", r"^attach_volume ", "rabbitmq"),
+    ("CAST", r"^attach_volume ", "nova-compute"),
+    ("LIBRARY", r"^os_brick ", "os-brick"),
+    ("REST", r"^PUT /v3/\{project\}/attachments/\{id\} ", "cinder"),
+    ("LIBRARY", r"^virDomainAttachDeviceFlags ", "libvirt"),
+    ("REST", r"attachments/\{id\}/action .*os-complete", "cinder"),
+]
+DETACH_HOPS = [
+    ("REST", r"^DELETE /v2\.1/servers/\{id\}/os-volume_attachments/\{id\} ",
+     "nova-api"),
+    ("REST", r"volumes/\{id\}/action .*os-begin_detaching", "cinder"),
+    ("CAST", r"^detach_volume ", "rabbitmq"),
+    ("CAST", r"^detach_volume ", "nova-compute"),
+    ("LIBRARY", r"^virDomainDetachDeviceFlags ", "libvirt"),
+    ("LIBRARY", r"^os_brick ", "os-brick"),
+    ("REST", r"^DELETE /v3/\{project\}/attachments/\{id\} ", "cinder"),
+]
+
+
+@pytest.fixture(scope="module")
+def journey_output():
+    if not os.path.exists("/etc/openstack/clouds.yaml"):
+        pytest.skip("no deployed lab (devstack/stack.sh)")
+    done = subprocess.run([VENV_PYTHON, os.path.join(REPO, "tools",
+                                                     "journey.py")],
+                          cwd="/root", capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def driver():
+    driver = browser.chromium()
+    yield driver
+    driver.quit()
+
+
+def _pages(out):
+    return re.findall(r"the journey page: (http://\S+/trace/[0-9a-f-]+)$",
+                      out, re.M)
+
+
+def _drawn(driver, url):
+    """The hops the page drew: [(kind, name + label, lane, failed)]."""
+    driver.get(url)
+    lanes = [g.get_attribute("data-actor")
+             for g in driver.find_elements("css selector", "g.lane")]
+    assert lanes[:8] == [actor for actor, _ in web.ACTORS]
+    assert browser.console_errors(driver) == []
+    return [(g.get_attribute("data-kind"),
+             g.get_attribute("data-name") + " " +
+             g.find_element("css selector", ".label").text,
+             g.get_attribute("data-actor"),
+             "failed" in g.get_attribute("class"))
+            for g in driver.find_elements("css selector", "g.hop")]
+
+
+def _assert_every_hop(drawn, expected):
+    missing = [(kind, pattern, lane) for kind, pattern, lane in expected
+               if not any(k == kind and a == lane and re.search(pattern, n)
+                          for k, n, a, _ in drawn)]
+    assert not missing, "missing hops %s in %s" % (missing, drawn)
+    assert not [hop for hop in drawn if hop[3]], "failed hops: %s" % drawn
+
+
+def test_journey_prints_the_hops_and_the_pages(journey_output):
+    out = journey_output
+    assert "The attach, hop by hop (osprofiler trace " in out
+    assert "The detach, hop by hop (osprofiler trace " in out
+    assert "no trace" not in out and "no span stored" not in out
+    assert "reserve_block_device_name" in out      # the hop table
+    assert len(_pages(out)) == 2
+
+
+def test_the_page_draws_the_traced_attach(journey_output, driver):
+    attach, _ = _pages(journey_output)
+    drawn = _drawn(driver, attach)
+    _assert_every_hop(drawn, ATTACH_HOPS)
+    phases = [g.get_attribute("data-phase")
+              for g in driver.find_elements("css selector", "g.phase")]
+    assert set(phases) == {"reserve", "cast", "connect/attach", "complete"}
+    # A click shows the hop's request id and status.
+    hop = [g for g in driver.find_elements("css selector", "g.hop")
+           if g.get_attribute("data-name") ==
+           "POST /v3/{project}/attachments"][0]
+    hop.click()
+    panel = driver.find_element("css selector", "#hop-details")
+    assert re.search(r"request id\s+req-[0-9a-f-]{36}", panel.text)
+    assert re.search(r"status\s+200", panel.text)
+    # No secret: every password-like value masked, no keystone token.
+    page = driver.page_source
+    assert not re.search(r'password\\?": ?\\?"(?!\*\*\*)', page)
+    assert "gAAAA" not in page
+    browser.screenshot(driver, "trace-page")
+
+
+def test_the_page_draws_the_traced_detach(journey_output, driver):
+    _, detach = _pages(journey_output)
+    _assert_every_hop(_drawn(driver, detach), DETACH_HOPS)
+    browser.screenshot(driver, "trace-page-detach")
