@@ -144,6 +144,41 @@ def test_journey_teaches_the_commands_and_hides_the_secrets():
     assert "journey complete in " in out
 
 
+def _deployed_database_type():
+    with open("/var/lib/ministack/database_type") as handle:
+        return handle.read().strip()
+
+
+def test_seed_sql_runs_as_written_through_mysql():
+    """The seed's triage SQL, typed as in a DevStack: root's ``mysql``
+    reaches the lab's nova database with no password and no options."""
+    if _deployed_database_type() not in ("mysql", "mariadb"):
+        pytest.skip("the lab runs DATABASE_TYPE=%s" % _deployed_database_type())
+    done = _login_shell(
+        'mysql -e "SELECT device_name, attachment_id, connection_info IS NOT'
+        ' NULL FROM nova.block_device_mapping WHERE deleted=0"')
+    assert done.returncode == 0, done.stderr[-500:]
+    assert done.stdout.splitlines()[0].split("\t") == [
+        "device_name", "attachment_id", "connection_info IS NOT NULL"]
+    done = _login_shell('mysql -e "SHOW DATABASES"')
+    assert {"nova", "cinder", "keystone"} <= set(done.stdout.split())
+
+
+def test_stack_summary_names_the_database_and_its_query():
+    """stack.sh's summary says which database the lab uses and prints the
+    seed's query for it; that query runs as printed."""
+    with open("/opt/stack/logs/stack.sh.log") as handle:
+        lines = handle.read().splitlines()
+    at = max(i for i, line in enumerate(lines)
+             if line.strip().startswith("database:"))
+    assert _deployed_database_type() in lines[at]
+    query = lines[at + 1].strip()
+    assert "block_device_mapping" in query
+    done = _login_shell(query)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert "device_name" in done.stdout
+
+
 def _readme_block(name):
     with open(os.path.join(REPO, "README.md")) as handle:
         text = handle.read()
@@ -160,6 +195,7 @@ def test_readme_by_hand_blocks_run_verbatim(name):
     done = _login_shell(script, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     if name == "journey":
+        assert "/dev/vdb\t" in done.stdout    # the BDM row, through mysql
         assert "vdb" in done.stdout       # lsblk in the guest, attached
     else:
         assert "no divergence" in done.stdout + done.stderr
