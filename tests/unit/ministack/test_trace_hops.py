@@ -407,3 +407,25 @@ def test_cli_reads_the_connection_string_and_shows(store, tmp_path, capsys):
                      "--connection-string", store]) == 1
     assert cmd.main(["show", base, "--config-file",
                      str(tmp_path / "missing.conf")]) == 2
+
+
+def test_sql_spans_hold_the_statement_not_its_parameters(store, tmp_path):
+    import sqlalchemy as sa
+    ms_profiler._STATE["sqlalchemy"] = True
+    try:
+        engine = ms_profiler.trace_engine(sa.create_engine(
+            "sqlite:///%s" % (tmp_path / "app.sqlite")))
+    finally:
+        ms_profiler._STATE["sqlalchemy"] = False
+    profiler.init("unit-key")
+    base = profiler.get().get_base_id()
+    try:
+        with engine.connect() as conn:
+            conn.execute(sa.text("SELECT :secret AS connection_info"),
+                         {"secret": CHAP}).all()
+    finally:
+        profiler.clean()
+    hop = hops.load(store, base)["hops"][0]
+    assert hop["kind"] == "DB"
+    assert hop["details"]["statement"].startswith("SELECT ?")
+    assert CHAP not in json.dumps(hops.load(store, base))
