@@ -149,7 +149,7 @@ echo "    passwords:     $PASSWORDS_FILE (root only; local.conf settings win)"
 echo "    database:      $DATABASE_TYPE ($(database_summary))"
 echo "                   $(database_query)"
 echo "    stack.sh log:  $LOGFILE"
-echo "    clients:       $VENV_CLIENTS (in $CLIENT_BIN_DIR);" \
+echo "    clients:       $VENV_CLIENTS ministackctl (in $CLIENT_BIN_DIR);" \
      "source $TOP_DIR/openrc admin admin (or demo demo)"
 if [[ $DEMO_ENABLED == True ]]; then
     summary_demo
