@@ -8,6 +8,7 @@ broker or database, a missing system tool) is printed as one line and the
 daemon exits 1: no traceback.
 """
 
+import os
 import signal
 import sys
 import threading
@@ -17,6 +18,7 @@ from oslo_log import log as logging
 
 from ministack import config
 from ministack import exception
+from ministack import memtrace
 
 LOG = logging.getLogger(__name__)
 
@@ -54,6 +56,9 @@ def run(project, build, argv=None, conf=None, register_opts=None):
         print("%s: %s" % (project, exc.format_message()), file=sys.stderr)
         return 1
     logging.setup(conf, project)
+    if memtrace.install(project):
+        LOG.info("tracemalloc on: SIGUSR2 writes a snapshot report to %s",
+                 os.environ[memtrace.ENV])
     stop_event = threading.Event()
 
     def _on_signal(signum, _frame):
