@@ -1,65 +1,78 @@
 #!/usr/bin/env python3
-"""Measure minicinder: handshake latency with a real export, GET rate.
+"""Measure minicinder, and upstream Cinder side by side: handshake, GETs.
 
 Prints a table (this is a measurement, not a timed test):
 
 * latency of each step of the 3.44 handshake (attachment create, update
-  with a connector, which builds the tgt target and ACL, os-complete,
-  delete, which revokes and removes the export) and of the whole
-  handshake, over ``--rounds`` rounds on one volume;
+  with a connector, os-complete, delete) and of the whole handshake, over
+  ``--rounds`` rounds on one volume;
 * ``GET /volumes/{id}`` requests per second, sequential and with
-  ``--threads`` client threads (and the daemon's CPU per GET when this
-  script started it), then the load average: other work on a small box
-  shares the CPUs with both the daemon and the client.
+  ``--threads`` client threads, and the API's CPU per GET when its PIDs
+  are known, then the load average: other work on a small box shares the
+  CPUs with the daemons and the client.
 
-Against a running daemon::
+With ``--upstream`` the same is measured on upstream Cinder 29.0.0 (its
+own venv, noauth, SQLite, the wheel's fake driver, its own RabbitMQ
+vhost: ``bench_cinder_upstream``) in the same run, and both columns are
+printed. Upstream's fake driver builds no export, minicinder's LVM + tgt
+driver does: the comparison is fair to upstream.
 
-    tools/bench_cinder.py --url http://127.0.0.1:8776
+Which minicinder::
 
-or let it start a private one (root; temp config and SQLite)::
-
-    tools/bench_cinder.py --start --volume-group stack-volumes-lvmdriver-1
+    tools/bench_cinder.py --start --upstream      # private, noauth, SQLite
+    tools/bench_cinder.py --start --connection mysql+pymysql://...
+    tools/bench_cinder.py --cloud ministack       # the lab's, keystone
+    tools/bench_cinder.py --url http://127.0.0.1:8776   # a noauth one
 """
 
 import argparse
-import concurrent.futures
-import http.client
-import json
 import os
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.parse
 import uuid
 
 import requests
 
-PROJECT = "bench" + uuid.uuid4().hex[:12]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_cinder_load as load  # noqa: E402
+import bench_cinder_upstream as upstream  # noqa: E402
+
+# Hex, like keystone's project ids: upstream's routes only take a project
+# id matching [DEFAULT] project_id_regex (hex and dashes).
+PROJECT = uuid.uuid4().hex
+NOAUTH_TOKEN = "admin:%s" % PROJECT
+# Nova's service token under noauth: minicinder takes X-Service-Token's
+# presence as the service's word; upstream reads the roles that
+# keystonemiddleware would have set from a valid one.
+NOAUTH_SERVICE = {"X-Service-Token": "nova:service",
+                  "X-Service-Roles": "service"}
 CONNECTOR = {"initiator": "iqn.2024-01.org.ministack:bench", "host": "bench",
              "ip": "127.0.0.1", "platform": "x86_64", "os_type": "linux",
              "multipath": False, "mountpoint": "/dev/vdb"}
+STEPS = ("create", "update (connector)", "complete", "delete",
+         "whole handshake")
 
 
-def start_daemon(volume_group):
+def start_daemon(volume_group, connection=None):
     """A private minicinder on a free port; returns (url, process, its
-    temporary directory with config, log and database)."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
+    temporary directory with config, log and, by default, database)."""
+    port = upstream.free_port()
     tmp = tempfile.mkdtemp(prefix="bench-cinder-")
     conf = os.path.join(tmp, "minicinder.conf")
-    with open(conf, "w") as handle:
+    connection = connection or "sqlite:///%s/c.sqlite" % tmp
+    fd = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as handle:
         handle.write("[DEFAULT]\nosapi_volume_listen = 127.0.0.1\n"
                      "osapi_volume_listen_port = %d\nvolume_group = %s\n"
                      "host = bench-%s\nlog_file = %s/minicinder.log\n"
-                     "[database]\nconnection = sqlite:///%s/c.sqlite\n"
-                     % (port, volume_group, uuid.uuid4().hex[:6], tmp, tmp))
+                     "[database]\nconnection = %s\n"
+                     % (port, volume_group, uuid.uuid4().hex[:6], tmp,
+                        connection))
     binary = os.path.join(os.path.dirname(sys.executable), "minicinder")
     proc = subprocess.Popen([binary, "--config-file", conf],
                             start_new_session=True)
@@ -75,12 +88,20 @@ def start_daemon(volume_group):
 
 
 class Client:
-    def __init__(self, url):
-        self.base = "%s/v3/%s" % (url, PROJECT)
+    """``base``: the project's volume endpoint (``.../v3/<project>``)."""
+
+    def __init__(self, base, token, service=None):
+        self.base = base.rstrip("/")
+        self.token = token
         self.session = requests.Session()
         self.session.headers.update({
-            "OpenStack-API-Version": "volume 3.44",
-            "X-Auth-Token": "admin:%s" % PROJECT})
+            "OpenStack-API-Version": "volume 3.44", "X-Auth-Token": token})
+        if service:
+            # The handshake is Nova's: it sends its service token with
+            # the user's, and both Cinders refuse to delete an attachment
+            # of a server's without it (OSSA-2023-003), upstream asking
+            # Nova about the server first.
+            self.session.headers.update(service)
 
     def call(self, method, path, body=None, expect=200):
         resp = self.session.request(method, self.base + path, json=body,
@@ -90,6 +111,11 @@ class Client:
                                          resp.text))
         return resp.json() if resp.content else None
 
+    def status(self, volume_id):
+        resp = self.session.get(self.base + "/volumes/%s" % volume_id,
+                                timeout=120)
+        return resp.json()["volume"]["status"] if resp.ok else "gone"
+
 
 def timed(fn, *args, **kwargs):
     start = time.perf_counter()
@@ -98,8 +124,7 @@ def timed(fn, *args, **kwargs):
 
 
 def handshake(client, volume_id, rounds):
-    steps = {"create": [], "update (ACL; export on 1st)": [], "complete": [],
-             "delete (revoke ACL)": [], "whole handshake": []}
+    steps = {name: [] for name in STEPS}
     for _ in range(rounds):
         t1, att = timed(client.call, "POST", "/attachments", {"attachment": {
             "volume_uuid": volume_id, "instance_uuid": str(uuid.uuid4())}})
@@ -109,125 +134,167 @@ def handshake(client, volume_id, rounds):
         t3, _ = timed(client.call, "POST", path + "/action",
                       {"os-complete": {}}, expect=204)
         t4, _ = timed(client.call, "DELETE", path)
-        totals = (t1, t2, t3, t4, t1 + t2 + t3 + t4)
-        for key, value in zip(steps, totals, strict=True):
+        for key, value in zip(STEPS, (t1, t2, t3, t4, t1 + t2 + t3 + t4),
+                              strict=True):
             steps[key].append(value)
     return steps
 
 
-def cpu_seconds(pid):
-    """User + system CPU time of process ``pid`` so far (Linux /proc)."""
-    with open("/proc/%d/stat" % pid) as handle:
-        fields = handle.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+def create_volume(client, timeout=120):
+    """A 1 GiB volume, ``available``. Upstream's scheduler only learns of
+    the backend from its first capability report, so an early create may
+    go to ``error``: that one is deleted and the create retried."""
+    deadline = time.monotonic() + timeout
+    while True:
+        vid = client.call("POST", "/volumes", {"volume": {"size": 1}},
+                          expect=202)["volume"]["id"]
+        status = client.status(vid)
+        while status not in ("available", "error"):
+            time.sleep(0.1)
+            status = client.status(vid)
+        if status == "available":
+            return vid
+        delete_volume(client, vid)
+        if time.monotonic() > deadline:
+            sys.exit("no volume became available in %d s" % timeout)
+        time.sleep(2)
 
 
-def get_rate(url, volume_id, threads, seconds, pid=None):
-    """GET /volumes/{id} per second with ``threads`` keep-alive clients,
-    and the server's CPU milliseconds per GET when its ``pid`` is known.
+def delete_volume(client, volume_id):
+    client.session.delete(client.base + "/volumes/%s" % volume_id,
+                          timeout=120)
+    for _ in range(600):
+        if client.status(volume_id) == "gone":
+            return
+        time.sleep(0.1)
 
-    Each thread drives its own ``http.client`` connection and parses every
-    body. ``requests`` costs ~1 ms of client CPU per call (more than the
-    server's whole GET), so on a 2-core box it measured the client, not
-    minicinder; the handshake above still uses it.
-    """
-    parts = urllib.parse.urlsplit(url)
-    path = "/v3/%s/volumes/%s" % (PROJECT, volume_id)
-    headers = {"OpenStack-API-Version": "volume 3.44",
-               "X-Auth-Token": "admin:%s" % PROJECT,
-               "Accept": "application/json"}
 
-    def worker(deadline):
-        conn = http.client.HTTPConnection(parts.hostname, parts.port,
-                                          timeout=60)
-        count = 0
-        try:
-            while time.perf_counter() < deadline:
-                conn.request("GET", path, headers=headers)
-                resp = conn.getresponse()
-                body = json.loads(resp.read())
-                if resp.status != 200 or body["volume"]["id"] != volume_id:
-                    sys.exit("GET %s -> %s %s" % (path, resp.status, body))
-                count += 1
-        finally:
-            conn.close()
-        return count
+def measure(client, pids, args):
+    """Handshake steps and GET rates on one volume of ``client``'s."""
+    volume_id = create_volume(client)
+    try:
+        steps = handshake(client, volume_id, args.rounds)
+        rates = [load.get_rate(client.base, client.token, volume_id, n,
+                               args.seconds, pids)
+                 for n in (1, args.threads)]
+    finally:
+        delete_volume(client, volume_id)
+    return {"steps": steps, "rates": rates}
 
-    cpu_before = cpu_seconds(pid) if pid else None
-    deadline = time.perf_counter() + seconds
-    start = time.perf_counter()
-    with concurrent.futures.ThreadPoolExecutor(threads) as pool:
-        total = sum(pool.map(worker, [deadline] * threads))
-    rate = total / (time.perf_counter() - start)
-    cpu_ms = ((cpu_seconds(pid) - cpu_before) / total * 1000
-              if pid and total else None)
-    return rate, cpu_ms
+
+def minicinder_target(args):
+    """(client, API PIDs, clean-up) of the minicinder to measure."""
+    if args.cloud:
+        import journey
+        cloud = journey.Cloud.from_clouds_yaml(args.cloud)
+        token = cloud.http.headers["X-Auth-Token"]
+        return Client(cloud.volume_url, token), load.lab_pids(), None
+    if args.url:
+        return Client("%s/v3/%s" % (args.url, PROJECT), NOAUTH_TOKEN,
+                      NOAUTH_SERVICE), [], \
+            None
+    url, proc, tmp = start_daemon(args.volume_group, args.connection)
+
+    def stop(failed):
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+        if not failed:   # kept after a failure: its log says why
+            shutil.rmtree(tmp, ignore_errors=True)
+    return Client("%s/v3/%s" % (url, PROJECT), NOAUTH_TOKEN,
+                  NOAUTH_SERVICE), [proc.pid], stop
+
+
+def run_upstream(args):
+    cinder = upstream.UpstreamCinder(args.upstream_venv,
+                                     log=lambda text: print(text, flush=True))
+    failed = True
+    try:
+        url = cinder.start()
+        print("upstream cinder %s up at %s" % (upstream.VERSION, url),
+              flush=True)
+        client = Client("%s/v3/%s" % (url, PROJECT), NOAUTH_TOKEN,
+                        NOAUTH_SERVICE)
+        result = measure(client, cinder.api_pids(), args)
+        failed = False
+        return result
+    finally:
+        cinder.stop(keep_tmp=failed)
+        if failed and cinder.tmp:
+            print("upstream logs kept in %s" % cinder.tmp)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--url", help="a running minicinder")
-    parser.add_argument("--start", action="store_true",
-                        help="start a private daemon (root)")
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--url", help="a running noauth minicinder")
+    where.add_argument("--cloud", help="the lab's minicinder, with a "
+                       "keystone token for this clouds.yaml cloud")
+    where.add_argument("--start", action="store_true",
+                       help="start a private minicinder (root)")
+    parser.add_argument("--connection",
+                        help="[database] connection of the private one "
+                        "(default: SQLite in its temporary directory)")
     parser.add_argument("--volume-group", default="stack-volumes-lvmdriver-1")
+    parser.add_argument("--upstream", action="store_true",
+                        help="measure upstream cinder %s too" %
+                        upstream.VERSION)
+    parser.add_argument("--upstream-venv", default=upstream.DEFAULT_VENV)
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=5)
     args = parser.parse_args()
-    proc = tmp = None
-    if args.start:
-        url, proc, tmp = start_daemon(args.volume_group)
-    elif args.url:
-        url = args.url
-    else:
-        parser.error("give --url or --start")
-    client = Client(url)
-    volume_id = client.call("POST", "/volumes", {"volume": {"size": 1}},
-                            expect=202)["volume"]["id"]
-    pid = proc.pid if proc else None
-    load = [os.getloadavg()[0]]
+    loads = [os.getloadavg()[0]]
+    results = {}
+    client, pids, stop = minicinder_target(args)
+    failed = True
     try:
-        while client.call("GET", "/volumes/%s" % volume_id)["volume"][
-                "status"] != "available":
-            time.sleep(0.1)
-        steps = handshake(client, volume_id, args.rounds)
-        rates = [("sequential (1 thread)",
-                  get_rate(url, volume_id, 1, args.seconds, pid)),
-                 ("%d client threads" % args.threads,
-                  get_rate(url, volume_id, args.threads, args.seconds, pid))]
-        load.append(os.getloadavg()[0])
+        results["minicinder"] = measure(client, pids, args)
+        failed = False
     finally:
-        client.call("DELETE", "/volumes/%s" % volume_id, expect=202)
-        for _ in range(600):
-            if client.session.get(client.base + "/volumes/%s" % volume_id
-                                  ).status_code == 404:
-                break
-            time.sleep(0.1)
-        if proc:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(30)
-    if tmp:
-        # Kept when anything above failed: its log says why.
-        shutil.rmtree(tmp, ignore_errors=True)
+        if stop:
+            stop(failed)
+    if args.upstream:
+        results["upstream %s" % upstream.VERSION] = run_upstream(args)
+    loads.append(os.getloadavg()[0])
+    report(results, args, loads)
 
-    print("\nminicinder handshake, %d rounds, real LVM + tgt export" %
-          args.rounds)
-    print("%-28s %10s %10s %10s" % ("step", "median ms", "p90 ms", "max ms"))
-    for name, values in steps.items():
-        ordered = sorted(values)
-        print("%-28s %10.1f %10.1f %10.1f" % (
-            name, statistics.median(values) * 1000,
-            ordered[int(0.9 * (len(ordered) - 1))] * 1000,
-            ordered[-1] * 1000))
-    print("\nGET /volumes/{id} (http.client keep-alive, %.0f s each)"
-          % args.seconds)
-    print("%-28s %10s %16s" % ("clients", "req/s", "server CPU ms/GET"))
-    for name, (rate, cpu_ms) in rates:
-        print("%-28s %10.0f %16s" % (name, rate, "%.2f" % cpu_ms
-                                     if cpu_ms is not None else "-"))
-    # Other work on the box takes CPU from both the daemon and this client.
-    print("\nload average (1 min) %.2f before, %.2f after; %d CPUs"
-          % (load[0], load[-1], os.cpu_count()))
+
+def report(results, args, loads):
+    names = list(results)
+    print("\nattachment handshake, %d rounds (median / p90 ms)" % args.rounds)
+    print("%-22s" % "step" + "".join("%24s" % n for n in names)
+          + ("%10s" % "ratio" if len(names) == 2 else ""))
+    for step in STEPS:
+        cells, medians = "", []
+        for name in names:
+            values = sorted(results[name]["steps"][step])
+            medians.append(statistics.median(values))
+            cells += "%24s" % ("%.1f / %.1f" % (
+                medians[-1] * 1000,
+                values[int(0.9 * (len(values) - 1))] * 1000))
+        ratio = ("%9.1fx" % (medians[1] / medians[0])
+                 if len(names) == 2 else "")
+        print("%-22s%s%s" % (step, cells, ratio))
+    print("\nGET /volumes/{id}, http.client keep-alive, %.0f s each "
+          "(req/s, API CPU ms per GET)" % args.seconds)
+    print("%-22s" % "clients" + "".join("%24s" % n for n in names))
+    for i, label in enumerate(("1 (sequential)", "%d threads"
+                               % args.threads)):
+        cells = ""
+        for name in names:
+            rate, cpu_ms = results[name]["rates"][i]
+            cells += "%24s" % ("%.0f, %s" % (
+                rate, "%.2f ms" % cpu_ms if cpu_ms is not None else "-"))
+        print("%-22s%s" % (label, cells))
+    if len(names) == 2:
+        ratio = (statistics.median(results[names[1]]["steps"][STEPS[-1]]) /
+                 statistics.median(results[names[0]]["steps"][STEPS[-1]]))
+        print("\nminicinder's handshake is %.1fx faster than upstream's "
+              "(target >= 3x); upstream's fake driver builds no export, "
+              "minicinder's LVM + tgt driver does" % ratio)
+    # Other work on the box takes CPU from the daemons and this client.
+    print("load average (1 min) %.2f before, %.2f after; %d CPUs"
+          % (loads[0], loads[-1], os.cpu_count()))
 
 
 if __name__ == "__main__":
