@@ -297,6 +297,11 @@ def _api_sockets():
     network_port = int(lu.ini(api, "api", "network_listen_port", "0"))
     if network_port:
         found["network"] = (found["compute"][0], network_port)
+    # The journey page (traces name every project's ids): the host only.
+    trace_port = int(lu.ini(api, "trace", "listen_port", "0"))
+    if trace_port:
+        found["journey page"] = (lu.ini(api, "trace", "listen", "127.0.0.1"),
+                                 trace_port)
     # Keystone (gunicorn, lib/keystone) listens where clients reach it.
     identity = lu.ini(api, "keystone_authtoken", "www_authenticate_uri")
     if identity:
