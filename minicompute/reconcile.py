@@ -35,6 +35,7 @@ from minicompute import utils
 from ministack import context as ms_context
 from ministack import db
 from ministack.ledgers import checks
+from ministack.ledgers import snapshot
 from minicompute.db import api as db_api
 from minicompute.db import models
 from minicompute.db.session import scope
@@ -204,7 +205,8 @@ class Reconciler:
         # other attachments so the checks see them.
         ours = {a["volume_id"] for a in attachments}
         for vid, vol in volumes.items():
-            if vol["status"] in checks.ATTACHED_STATUSES and vid not in ours:
+            if vol["status"] in snapshot.ATTACHED_STATUSES and \
+                    vid not in ours:
                 attachments.extend(
                     _attachment(a) for a in self.volume_api.attachment_list(
                         ctxt, volume_id=vid))
@@ -221,7 +223,7 @@ class Reconciler:
         disks = self.driver.list_volume_disks(instance)
         if disks is not None:
             domains[instance["name"]] = dict(disks, instance_uuid=uuid)
-        return checks.Snapshot(
+        return snapshot.Snapshot(
             instances={uuid: {"uuid": uuid, "host": self.host,
                               "domain": instance["name"],
                               "deleted": False}},

@@ -8,8 +8,6 @@
 * :class:`RequestBodySizeLimiter` refuses bodies larger than
   ``[oslo_middleware] max_request_body_size`` with 413, as
   oslo.middleware's sizelimit does in front of every upstream API.
-* :func:`bad_text` finds the strings of a decoded JSON body that no
-  database or log can take (lone surrogates, NUL characters).
 * :func:`serve` runs a Flask app under waitress (threaded, production-grade)
   until :func:`ministack.service` asks it to stop.
 """
@@ -193,46 +191,6 @@ def server_body_limit(app):
         if isinstance(limit, int):
             return limit + _SERVER_BODY_SLACK
     return None
-
-
-def bad_text(data, path=()):
-    """The first string of decoded JSON ``data`` that cannot be stored.
-
-    JSON's ``\\ud800`` escape decodes to a lone surrogate, which no UTF-8
-    encoder (database driver, log handler) accepts; PostgreSQL refuses the
-    NUL character in text. Keys count as strings too.
-
-    :returns: None, or ``(path, value, reason)`` with ``path`` the list of
-        keys and indexes leading to the string.
-    """
-    if isinstance(data, str):
-        if "\x00" in data:
-            return list(path), data, "it contains a NUL character"
-        try:
-            data.encode("utf-8")
-        except UnicodeEncodeError:
-            return list(path), data, ("it is not valid Unicode text "
-                                      "(it contains a lone surrogate)")
-        return None
-    if isinstance(data, dict):
-        for key, value in data.items():
-            found = bad_text(key, path + (key,)) or \
-                bad_text(value, path + (key,))
-            if found:
-                return found
-    elif isinstance(data, list):
-        for index, value in enumerate(data):
-            found = bad_text(value, path + (index,))
-            if found:
-                return found
-    return None
-
-
-def shown(value, limit=64):
-    """A client's value for a message: JSON, ASCII-escaped (a lone
-    surrogate survives it), shortened when long."""
-    text = json.dumps(value)
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 class ContextMiddleware:

@@ -7,9 +7,10 @@ Usage::
                     [--fix] [--json] [--grace SECONDS] [--own-loops-only]
 
 It reads the six ledgers (``ledgers.py``), cross-checks them
-(``checks.py``) and prints one line per divergence with its fix. With
-``--fix`` the safe repairs are applied (``fixes.py``) and the ledgers are
-read and checked again, so what is printed last is what remains.
+(``ministack.ledgers.checks``) and prints one line per divergence with
+its fix. With ``--fix`` the safe repairs are applied (``fixes.py``) and
+the ledgers are read and checked again, so what is printed last is what
+remains.
 
 Exit codes (a script can tell "clean" from "found something"):
 

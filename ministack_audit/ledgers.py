@@ -1,4 +1,4 @@
-"""Read the six ledgers into a :class:`ministack.ledgers.checks.Snapshot`.
+"""Read the six ledgers into a :class:`ministack.ledgers.snapshot.Snapshot`.
 
 Where each one comes from (settings from the daemons' own config files,
 so the audit sees exactly what they see):
@@ -29,7 +29,7 @@ from ministack import config
 from ministack import db
 from ministack import exception
 from ministack import executor
-from ministack.ledgers import checks
+from ministack.ledgers import snapshot
 
 
 class Settings:
@@ -196,7 +196,7 @@ def read_tgt(settings, snap):
     snap.targets = []
     for target in tgt.TgtAdm().show_targets():
         match = pattern.match(target["iqn"])
-        if not match or not checks.UUID_RE.match(match.group(1)):
+        if not match or not snapshot.UUID_RE.match(match.group(1)):
             continue  # not a volume of this Cinder's naming scheme
         snap.targets.append({
             "tid": target["tid"], "iqn": target["iqn"],
@@ -219,7 +219,7 @@ def read_lvm(settings, snap, all_loops=True):
         if rng:
             ranges.append(rng)
         match = pattern.match(lv["name"])
-        if match and checks.UUID_RE.match(match.group(1)):
+        if match and snapshot.UUID_RE.match(match.group(1)):
             snap.lvs[lv["name"]] = {"volume_id": match.group(1),
                                     "range": rng}
     out, _ = executor.execute("pvs", "--config", "global{activation=0}",
@@ -246,8 +246,8 @@ def read_lvm(settings, snap, all_loops=True):
 
 
 def read_all(settings, grace=0, all_loops=True):
-    """Every ledger; the snapshot :func:`checks.run` takes."""
-    snap = checks.Snapshot(now=db.utcnow(), grace=grace)
+    """Every ledger: the snapshot that ``checks.run`` takes."""
+    snap = snapshot.Snapshot(now=db.utcnow(), grace=grace)
     read_nova(settings, snap)
     read_cinder(settings, snap)
     read_libvirt(settings, snap)

@@ -10,7 +10,7 @@ upstream does.
 import re
 
 from ministack import exception as ms_exception
-from ministack import wsgi
+from ministack import json_text
 from miniapi.api import servers
 from miniapi.api import validation
 from miniapi.api.schemas import servers as schemas
@@ -32,7 +32,7 @@ def _length(value):
         raise ms_exception.Invalid(
             message="Invalid input for field/attribute length. Value: %s. "
                     "Expected an integer of at least -1."
-                    % wsgi.shown(value))
+                    % json_text.shown(value))
     return None if length == -1 else length
 
 

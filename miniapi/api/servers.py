@@ -11,7 +11,7 @@ from oslo_utils import uuidutils
 
 from minicompute import exception
 from ministack import exception as ms_exception
-from ministack import wsgi
+from ministack import json_text
 from minicompute.db import api as db_api
 from miniapi.api import common
 from miniapi.api import microversion
@@ -188,7 +188,7 @@ def _refuse_unsupported(server):
         if str(server.get(key, 1)).lstrip("0") != "1":
             raise ms_exception.Invalid(
                 message="Only one server per request is supported "
-                        "(%s=%s)." % (key, wsgi.shown(server[key])))
+                        "(%s=%s)." % (key, json_text.shown(server[key])))
 
 
 @bp.put("/servers/<server_id>")

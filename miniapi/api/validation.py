@@ -16,7 +16,7 @@ import jsonschema
 from oslo_utils import uuidutils
 
 from ministack import exception
-from ministack import wsgi
+from ministack import json_text
 from miniapi.api import microversion
 
 _FORMAT_CHECKER = jsonschema.FormatChecker()
@@ -69,12 +69,12 @@ def request_json():
     except (ValueError, UnicodeDecodeError, RecursionError):
         raise exception.Invalid(
             message="Malformed request body") from None
-    found = wsgi.bad_text(data)
+    found = json_text.bad_text(data)
     if found is not None:
         path, value, reason = found
         raise exception.Invalid(
             message="Invalid input for field/attribute %s. Value: %s. %s."
-            % (path[-1] if path else "body", wsgi.shown(value),
+            % (path[-1] if path else "body", json_text.shown(value),
                reason[0].upper() + reason[1:]))
     return data
 

@@ -12,7 +12,7 @@ import flask
 
 from minicompute import exception
 from ministack import exception as ms_exception
-from ministack import wsgi
+from ministack import json_text
 from miniapi.api import common
 from miniapi.api import microversion
 from miniapi.api import validation
@@ -97,7 +97,8 @@ def _size(value):
     if size is None or size < 1:
         raise ms_exception.Invalid(
             message="Invalid input for field/attribute size. Value: %s. "
-                    "Expected an integer of at least 1." % wsgi.shown(value))
+                    "Expected an integer of at least 1."
+                    % json_text.shown(value))
     return size
 
 

@@ -13,7 +13,7 @@ import jsonschema
 from oslo_utils import uuidutils
 
 from minicinder import exception
-from ministack import wsgi
+from ministack import json_text
 
 _format_checker = jsonschema.FormatChecker()
 
@@ -51,13 +51,13 @@ def body(schema, max_size):
 def check_text(data):
     """:raises InvalidInput: a string no database can store (a lone
     surrogate from a ``\\ud800`` escape, a NUL), naming the field."""
-    found = wsgi.bad_text(data)
+    found = json_text.bad_text(data)
     if found is not None:
         path, value, reason = found
         raise exception.InvalidInput(
             reason="Invalid input for field/attribute %s. Value: %s. %s."
-            % ("/".join(str(p) for p in path) or "body", wsgi.shown(value),
-               reason[0].upper() + reason[1:]))
+            % ("/".join(str(p) for p in path) or "body",
+               json_text.shown(value), reason[0].upper() + reason[1:]))
 
 
 def validate(data, schema):

@@ -12,7 +12,7 @@ from minicinder.api import schemas
 from minicinder.api import validation
 from minicinder.api import views
 from minicinder.volume import image as volume_image
-from ministack import wsgi
+from ministack import json_text
 
 bp = flask.Blueprint("volumes", __name__, url_prefix="/v3/<project_id>")
 
@@ -104,7 +104,7 @@ def _size(value):
             reason="Invalid volume size provided for create request: %s "
                    "(size argument must be an integer (or string "
                    "representation of an integer) and greater than zero)."
-                   % wsgi.shown(value))
+                   % json_text.shown(value))
     return int(digits)
 
 

@@ -3,6 +3,7 @@
 import datetime
 
 from ministack.ledgers import checks
+from ministack.ledgers import snapshot
 
 NOW = datetime.datetime(2024, 1, 1, 12, 0, 0)
 OLD = NOW - datetime.timedelta(hours=1)
@@ -35,7 +36,7 @@ def snap(**kw):
                 "offset": 1048576, "size": 1 << 30}],
         now=NOW, grace=60)
     base.update(kw)
-    return checks.Snapshot(**base)
+    return snapshot.Snapshot(**base)
 
 
 def kinds(s):

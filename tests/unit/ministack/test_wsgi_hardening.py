@@ -9,6 +9,7 @@ import pytest
 
 from ministack import exception
 from ministack import microversion as mv
+from ministack import json_text
 from ministack import wsgi
 
 LIMIT = 2048
@@ -109,16 +110,16 @@ def test_server_body_limit_sits_above_the_apps():
                                                   "\udfff"]),
 ])
 def test_bad_text_names_the_field(data, path):
-    found_path, _, reason = wsgi.bad_text(data)
+    found_path, _, reason = json_text.bad_text(data)
     assert found_path == path
     assert "surrogate" in reason or "NUL" in reason
 
 
 def test_good_text_passes():
-    assert wsgi.bad_text({"name": "ok é 中 \U0001f600", "n": [1, None,
+    assert json_text.bad_text({"name": "ok é 中 \U0001f600", "n": [1, None,
                                                             True]}) is None
-    assert "\\ud800" in wsgi.shown("\ud800")
-    assert len(wsgi.shown("9" * 5000)) < 100
+    assert "\\ud800" in json_text.shown("\ud800")
+    assert len(json_text.shown("9" * 5000)) < 100
 
 
 def test_huge_microversion_is_406_not_a_crash():
