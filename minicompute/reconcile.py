@@ -17,7 +17,9 @@ Two jobs, both run by :class:`~minicompute.service.ComputeService`:
   (``ministack.ledgers.checks``) on this host's view (BDMs, Cinder's
   attachments, the guests' disks), instance by instance under the
   instance lock, so an attach in flight is never seen half-done. It fixes
-  what is safe: orphan attachments, BDMs without attachment, disks
+  what is safe, with the audit's own repairs
+  (``ministack.ledgers.repairs``, through this host's driver and Cinder
+  adapter): orphan attachments, BDMs without attachment, disks
   without BDM, wired volumes missing from their guest, volumes stuck
   detaching, and volumes of its BDMs left ``in-use`` with no attachment
   at all (reset to available once Cinder confirms nobody holds them).
@@ -35,6 +37,7 @@ from minicompute import utils
 from ministack import context as ms_context
 from ministack import db
 from ministack.ledgers import checks
+from ministack.ledgers import repairs
 from ministack.ledgers import snapshot
 from minicompute.db import api as db_api
 from minicompute.db import models
@@ -256,52 +259,53 @@ class Reconciler:
         return found
 
     def _fix(self, ctxt, instance, snap, div):
-        data = div.data
-        try:
-            if div.kind == "orphan_attachment":
-                try:
-                    self.volume_api.attachment_delete(
-                        ctxt, data["attachment_id"])
-                except exception.VolumeAttachmentNotFound:
-                    pass
-            elif div.kind == "bdm_without_attachment":
-                dev = (data["device_name"] or "").replace("/dev/", "")
-                disk = snap.domains.get(instance["name"], {}).get(
-                    "disks", {}).get(dev)
-                if disk and disk.get("serial") == data["volume_id"]:
-                    self.driver.unplug_disk(ctxt, instance, dev)
-                db_api.bdm_destroy(ctxt, data["bdm_id"])
-            elif div.kind == "disk_without_bdm":
-                self.driver.unplug_disk(ctxt, instance, data["dev"])
-            elif div.kind == "bdm_disk_missing":
-                bdm = next(b for b in snap.bdms if b["id"] == data["bdm_id"])
-                self.driver.replug_volume(
-                    ctxt, bdm["connection_info"], instance,
-                    bdm["device_name"], disk_bus=bdm["disk_bus"],
-                    device_type=bdm["device_type"])
-            elif div.kind == "detach_unfinished":
-                if data["attachment_id"]:
-                    try:
-                        self.volume_api.attachment_delete(
-                            ctxt, data["attachment_id"])
-                    except exception.VolumeAttachmentNotFound:
-                        pass
-                db_api.bdm_destroy(ctxt, data["bdm_id"])
-            elif div.kind == "in_use_without_attachment":
-                # Look again: only reset a volume Cinder still holds for
-                # no one.
-                if self.volume_api.attachment_list(
-                        ctxt, volume_id=data["volume_id"]):
-                    return
-                self.volume_api.reset_status(ctxt, data["volume_id"],
-                                             "available", "detached")
-            elif div.kind == "stuck_detaching":
-                self.volume_api.roll_detaching(ctxt, data["volume_id"])
-            else:
-                return
-            div.fixed = True
+        if div.kind not in repairs.COMPUTE_KINDS:
+            return
+        hands = _HostHands(ctxt, instance, self.driver, self.volume_api)
+        if repairs.apply(div, snap, hands):
             LOG.warning("Fixed %s: %s", div.kind, div.subject)
-        except Exception as exc:
-            div.fix_error = exc.format_message() \
-                if hasattr(exc, "format_message") else str(exc)
-            LOG.exception("Could not fix %s: %s", div.kind, div.subject)
+        elif div.fix_error:
+            LOG.error("Could not fix %s: %s: %s", div.kind, div.subject,
+                      div.fix_error)
+
+
+class _HostHands(repairs.Hands):
+    """The repairs' operations on one instance of this host: its guest
+    through the driver, its BDMs in the nova DB, Cinder through the
+    Cinder adapter."""
+
+    def __init__(self, ctxt, instance, driver, volume_api):
+        self.ctxt = ctxt
+        self.instance = instance
+        self.driver = driver
+        self.volume_api = volume_api
+
+    def delete_attachment(self, attachment_id):
+        try:
+            self.volume_api.attachment_delete(self.ctxt, attachment_id)
+        except exception.VolumeAttachmentNotFound:
+            pass
+
+    def destroy_bdm(self, bdm_id):
+        db_api.bdm_destroy(self.ctxt, bdm_id)
+
+    def unplug_disk(self, instance_uuid, domain, dev):
+        self.driver.unplug_disk(self.ctxt, self.instance, dev)
+
+    def replug_volume(self, bdm, instance_uuid, domain):
+        self.driver.replug_volume(
+            self.ctxt, bdm["connection_info"], self.instance,
+            bdm["device_name"], disk_bus=bdm["disk_bus"],
+            device_type=bdm["device_type"])
+
+    def may_reset_volume(self, volume_id):
+        # Look again: only reset a volume Cinder still holds for no one.
+        return not self.volume_api.attachment_list(self.ctxt,
+                                                   volume_id=volume_id)
+
+    def reset_volume(self, volume_id, status, attach_status=None):
+        self.volume_api.reset_status(self.ctxt, volume_id, status,
+                                     attach_status)
+
+    def roll_detaching(self, volume_id):
+        self.volume_api.roll_detaching(self.ctxt, volume_id)

@@ -1,7 +1,10 @@
-"""Repairs of ``ministack-audit --fix``: one function per divergence kind.
+"""The hands of ``ministack-audit --fix``: the repairs' operations.
 
-Each repair goes through the owner of the ledger it changes, so the
-owner's own bookkeeping happens too: Cinder's attachments and statuses
+What each divergence kind's repair does is ``ministack.ledgers.repairs``
+(the table the compute reconciler uses too); :class:`Fixer` carries the
+operations out for the audit. Each goes through the owner of the ledger
+it changes, so the owner's own bookkeeping happens too: Cinder's
+attachments and statuses
 through minicinder's REST API as the nova service (it revokes the
 initiator and recomputes the volume status itself; only a service may
 delete an attachment an instance still holds, OSSA-2023-003), nova's
@@ -21,6 +24,7 @@ import requests
 
 from ministack import exception
 from ministack import executor
+from ministack.ledgers import repairs
 
 # noauth: the admin, acting as the service (the role nova's account has).
 ADMIN_HEADERS = {"X-Auth-Token": "admin:admin", "X-Roles": "admin,service",
@@ -28,7 +32,7 @@ ADMIN_HEADERS = {"X-Auth-Token": "admin:admin", "X-Roles": "admin,service",
                  "OpenStack-API-Version": "volume 3.44"}
 
 
-class Fixer:
+class Fixer(repairs.Hands):
     """Applies the safe repairs of a list of divergences."""
 
     def __init__(self, settings, snapshot):
@@ -111,53 +115,33 @@ class Fixer:
 
     def apply(self, divergences):
         for div in divergences:
-            if not div.safe:
-                continue
-            try:
-                getattr(self, "fix_" + div.kind)(div.data)
-                div.fixed = True
-            except Exception as exc:  # report it, go on with the rest
-                div.fix_error = exc.format_message() \
-                    if hasattr(exc, "format_message") else str(exc)
+            if div.safe:
+                repairs.apply(div, self.snap, self)
         return divergences
 
-    def fix_orphan_attachment(self, data):
-        self._cinder("DELETE", "/attachments/%s" % data["attachment_id"])
+    def delete_attachment(self, attachment_id):
+        self._cinder("DELETE", "/attachments/%s" % attachment_id)
 
-    def fix_bdm_without_attachment(self, data):
-        dev = (data.get("device_name") or "").replace("/dev/", "")
-        inst = (self.snap.instances or {}).get(data["instance_uuid"])
-        if inst and dev:
-            disk = (self.snap.domains or {}).get(inst["domain"], {}).get(
-                "disks", {}).get(dev)
-            if disk and disk.get("serial") == data["volume_id"]:
-                self._unplug(inst["domain"], dev)
-        self._nova().bdm_destroy(None, data["bdm_id"])
+    def destroy_bdm(self, bdm_id):
+        self._nova().bdm_destroy(None, bdm_id)
 
-    def fix_disk_without_bdm(self, data):
-        self._unplug(data["domain"], data["dev"])
+    def unplug_disk(self, instance_uuid, domain, dev):
+        self._unplug(domain, dev)
 
-    def fix_bdm_disk_missing(self, data):
+    def replug_volume(self, bdm, instance_uuid, domain):
         """Plug the disk back with minicompute's own libvirt driver (the
         same XML, initiator name and CHAP secret it would make)."""
         from minicompute.virt.libvirt import driver as libvirt_driver
-        bdm = next(b for b in self.snap.bdms if b["id"] == data["bdm_id"])
         drv = libvirt_driver.LibvirtDriver(self.settings.compute_conf)
         drv.init_host(self.settings.host)
         try:
             drv.replug_volume(None, bdm["connection_info"], {
-                "uuid": data["instance_uuid"], "name": data["domain"]},
-                bdm["device_name"])
+                "uuid": instance_uuid, "name": domain}, bdm["device_name"])
         finally:
             drv.cleanup_host()
 
-    def fix_detach_unfinished(self, data):
-        if data.get("attachment_id"):
-            self._cinder("DELETE", "/attachments/%s" % data["attachment_id"])
-        self._nova().bdm_destroy(None, data["bdm_id"])
-
-    def fix_domain_without_instance(self, data):
-        conn, dom = self._domain(data["domain"])
+    def destroy_domain(self, domain):
+        conn, dom = self._domain(domain)
         if dom is None:
             return
         try:
@@ -167,50 +151,47 @@ class Fixer:
         finally:
             conn.close()
 
-    def fix_in_use_without_attachment(self, data):
-        self._cinder("POST", "/volumes/%s/action" % data["volume_id"],
-                     json={"os-reset_status": {
-                         "status": "available", "attach_status": "detached"}})
+    def may_reset_volume(self, volume_id):
+        # The audit read every attachment of every volume a moment ago
+        # (with no grace); that is its last look.
+        return True
 
-    def fix_stuck_detaching(self, data):
-        self._cinder("POST", "/volumes/%s/action" % data["volume_id"],
+    def reset_volume(self, volume_id, status, attach_status=None):
+        body = {"status": status}
+        if attach_status is not None:
+            body["attach_status"] = attach_status
+        self._cinder("POST", "/volumes/%s/action" % volume_id,
+                     json={"os-reset_status": body})
+
+    def roll_detaching(self, volume_id):
+        self._cinder("POST", "/volumes/%s/action" % volume_id,
                      json={"os-roll_detaching": {}})
 
-    def fix_export_without_volume(self, data):
+    def delete_target(self, iqn):
         from minicinder.volume import tgt
-        tgt.TgtAdm().delete_target(data["iqn"])
+        tgt.TgtAdm().delete_target(iqn)
 
-    def fix_export_without_attachment(self, data):
+    def unbind_initiator(self, iqn, initiator):
         from minicinder.volume import tgt
-        tgt.TgtAdm().unbind_initiator(data["iqn"], data["initiator"])
+        tgt.TgtAdm().unbind_initiator(iqn, initiator)
 
-    def fix_missing_export(self, data):
+    def ensure_export(self, volume_id, initiators):
         from minicinder.volume import driver as volume_driver
         from minicinder.volume import lvm_driver
-        rows = _provider(self.settings, data["volume_id"])
-        initiators = sorted({a["initiator"] for a in self.snap.attachments
-                             if a["volume_id"] == data["volume_id"]
-                             and a.get("initiator")})
-        ref = volume_driver.VolumeRef(id=data["volume_id"], size=rows["size"],
+        rows = _provider(self.settings, volume_id)
+        ref = volume_driver.VolumeRef(id=volume_id, size=rows["size"],
                                       provider_auth=rows["provider_auth"],
                                       provider_location=rows[
                                           "provider_location"])
         lvm_driver.LVMTgtDriver(self.settings.cinder_conf).ensure_export(
             ref, initiators)
 
-    def fix_lv_without_volume(self, data):
+    def delete_lv(self, lv):
         from minicinder.volume import lvm
-        lvm.LVM(self.settings.volume_group).delete_volume(data["lv"])
+        lvm.LVM(self.settings.volume_group).delete_volume(lv)
 
-    def fix_volume_without_lv(self, data):
-        self._cinder("POST", "/volumes/%s/action" % data["volume_id"],
-                     json={"os-reset_status": {"status": "error"}})
-
-    def fix_duplicate_loop(self, data):
-        self._detach_loop(data["loop"])
-
-    def fix_leftover_loop(self, data):
-        self._detach_loop(data["loop"])
+    def detach_loop(self, loop):
+        self._detach_loop(loop)
 
     # -- helpers --
 
