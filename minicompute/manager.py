@@ -139,26 +139,9 @@ class ComputeManager:
                     LOG.exception("Failed to attach volume %s at %s to %s",
                                   row.volume_id, row.device_name,
                                   instance["uuid"])
-                    self._undo_reservation(ctxt, driver_bdm)
                     db_api.bdm_destroy(ctxt, row.id)
             LOG.info("Attached volume %s at %s to %s", row.volume_id,
                      row.device_name, instance["uuid"])
-
-    def _undo_reservation(self, ctxt, driver_bdm):
-        """Free the volume the API reserved, unless the flow already did."""
-        if driver_bdm.attachment_released:
-            return
-        try:
-            if driver_bdm.attachment_id:
-                self.volume_api.attachment_delete(ctxt,
-                                                  driver_bdm.attachment_id)
-            else:
-                self.volume_api.unreserve_volume(ctxt, driver_bdm.volume_id)
-        except exception.VolumeAttachmentNotFound:
-            pass
-        except Exception:
-            LOG.exception("Could not release volume %s",
-                          driver_bdm.volume_id)
 
     @messaging.expected_exceptions(*_VOLUME_ERRORS)
     def detach_volume(self, ctxt, instance, volume_id, attachment_id=None):

@@ -16,8 +16,8 @@ os-detach), as nova still does.
 
 Every step that changed something outside this host has its undo right
 next to it, so a failure anywhere leaves the volume attachable again and
-the guest as it was. The manager adds the outermost undo (delete the
-attachment if it still exists, destroy the BDM).
+the guest as it was; :meth:`DriverVolumeBlockDevice.attach` owns the whole
+Cinder rollback of a failed attach. The manager only destroys the BDM.
 
 Ordering constraint (nova's NOTE(mriedem)): ``connection_info`` is saved on
 the BDM *before* ``attachment_complete``, because once the volume is in-use
@@ -59,8 +59,8 @@ class DriverVolumeBlockDevice:
         self.connection_info = json.loads(info) if isinstance(info, str) \
             else info
         self._persist = persist
-        #: set once this flow has deleted (or detached) the Cinder
-        #: attachment itself, so the manager's outer undo skips it
+        #: set once this flow has deleted the Cinder attachment, so the
+        #: outermost undo of attach() does not delete it twice
         self.attachment_released = False
 
     def save(self):
@@ -70,16 +70,26 @@ class DriverVolumeBlockDevice:
     # -- attach -
 
     def attach(self, ctxt, instance, volume_api, virt_driver):
-        """Wire the volume into the instance; the volume ends in-use."""
+        """Wire the volume into the instance; the volume ends in-use.
+
+        On any failure the whole Cinder side is rolled back here: the
+        attachment the API created is deleted (or, legacy flow, the
+        reservation undone), so the volume is attachable again. The
+        caller only destroys the BDM.
+        """
         ctxt = ctxt.elevated()
-        volume = volume_api.get(ctxt, self.volume_id)
-        connector = virt_driver.get_volume_connector(instance)
-        if not self.attachment_id:
-            self._legacy_volume_attach(ctxt, volume, connector, instance,
-                                       volume_api, virt_driver)
-        else:
-            self._volume_attach(ctxt, volume, connector, instance,
-                                volume_api, virt_driver)
+        try:
+            volume = volume_api.get(ctxt, self.volume_id)
+            connector = virt_driver.get_volume_connector(instance)
+            if not self.attachment_id:
+                self._legacy_volume_attach(ctxt, volume, connector,
+                                           instance, volume_api, virt_driver)
+            else:
+                self._volume_attach(ctxt, volume, connector, instance,
+                                    volume_api, virt_driver)
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                self._release_reservation(ctxt, volume_api)
 
     def _prepare_connection_info(self, connection_info, volume):
         connection_info = dict(connection_info)
@@ -171,6 +181,15 @@ class DriverVolumeBlockDevice:
     def _undo_driver_attach(self, ctxt, instance, virt_driver):
         self._quietly(virt_driver.detach_volume, ctxt, self.connection_info,
                       instance, self.mount_device)
+
+    def _release_reservation(self, ctxt, volume_api):
+        """Free the volume the API reserved, unless the flow already did."""
+        if self.attachment_released:
+            return
+        if self.attachment_id:
+            self._release_attachment(ctxt, volume_api)
+        else:
+            self._quietly(volume_api.unreserve_volume, ctxt, self.volume_id)
 
     def _release_attachment(self, ctxt, volume_api):
         """Delete our Cinder attachment; the volume becomes available."""

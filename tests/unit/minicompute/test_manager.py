@@ -173,6 +173,19 @@ def test_driver_attach_failure_undoes_everything(ctxt, stack, server):
     assert "qemu said no" in event.details
 
 
+def test_update_failure_releases_the_reservation(ctxt, stack, server):
+    """attachment_update fails before anything was wired: the attach flow
+    itself deletes the attachment the API created; the BDM goes."""
+    _, client, driver, volume_api = stack
+    vid = volume_api.create()
+    volume_api.fail["attachment_update"] = ms_exception.Conflict(reason="x")
+    _api_attach(ctxt, client, volume_api, server, vid)
+    _wait(lambda: volume_api.volumes[vid]["status"] == "available")
+    _wait(lambda: not db_api.bdm_get_all_by_instance(ctxt, server["uuid"]))
+    assert volume_api.attachments == {}
+    assert driver.get_attached_devices(server) == []
+
+
 def test_complete_failure_detaches_from_driver(ctxt, stack, server):
     _, client, driver, volume_api = stack
     vid = volume_api.create()
