@@ -32,8 +32,9 @@ def test_reboot_instance(ctxt, stack, server, kind):
     row = db_api.instance_get(ctxt, server["uuid"])
     assert (row.vm_state, row.power_state) == ("active", 1)
     assert ("reboot", server["uuid"], kind) in driver.calls
-    assert ("compute_reboot_instance", "Success") in [
-        (e.event, e.result) for e in _events(ctxt, server)]
+    # The event is finished after the instance is saved: wait for it.
+    _wait(lambda: ("compute_reboot_instance", "Success") in [
+        (e.event, e.result) for e in _events(ctxt, server)])
 
 
 def test_failed_reboot_leaves_error_with_the_reason(ctxt, stack, server,
