@@ -18,6 +18,7 @@ from oslo_log import log as logging
 
 from ministack import config
 from ministack import exception
+from ministack import log_safety
 from ministack import memtrace
 
 LOG = logging.getLogger(__name__)
@@ -56,6 +57,7 @@ def run(project, build, argv=None, conf=None, register_opts=None):
         print("%s: %s" % (project, exc.format_message()), file=sys.stderr)
         return 1
     logging.setup(conf, project)
+    log_safety.install()
     if memtrace.install(project):
         LOG.info("tracemalloc on: SIGUSR2 writes a snapshot report to %s",
                  os.environ[memtrace.ENV])
