@@ -152,8 +152,9 @@ def _deployed_database_type():
 def test_seed_sql_runs_as_written_through_mysql():
     """The seed's triage SQL, typed as in a DevStack: root's ``mysql``
     reaches the lab's nova database with no password and no options."""
-    if _deployed_database_type() not in ("mysql", "mariadb"):
-        pytest.skip("the lab runs DATABASE_TYPE=%s" % _deployed_database_type())
+    kind = _deployed_database_type()
+    if kind not in ("mysql", "mariadb"):
+        pytest.skip("the lab runs DATABASE_TYPE=%s" % kind)
     done = _login_shell(
         'mysql -e "SELECT device_name, attachment_id, connection_info IS NOT'
         ' NULL FROM nova.block_device_mapping WHERE deleted=0"')
