@@ -115,7 +115,9 @@ class _TracedCallContext:
 class _TracedEndpoint:
     """An RPC endpoint whose public methods are server-side spans (the
     compute's handling of a CALL or CAST; hops takes the kind from the
-    client's span, its parent)."""
+    client's span, its parent). A handler that fails with one of its
+    ``expected_exceptions`` records that exception, not oslo.messaging's
+    ExpectedException wrapper."""
 
     def __init__(self, endpoint, actor):
         self._endpoint = endpoint
@@ -133,8 +135,15 @@ class _TracedEndpoint:
                 return attr(ctxt, **kwargs)
             from ministack.trace import profiler as ms_profiler
             with ms_profiler.span("rpc", "CALL", name, actor=actor,
-                                  details=lambda: {"side": "server"}):
-                return attr(ctxt, **kwargs)
+                                  details=lambda: {"side": "server"}) as sp:
+                try:
+                    return attr(ctxt, **kwargs)
+                except messaging.ExpectedException as exc:
+                    # expected_exceptions wraps what the handler raised;
+                    # the caller gets the wrapped exception, and so does
+                    # the hop (DeviceDetachFailed, not ExpectedException).
+                    sp.failed_with(exc.exc_info[1])
+                    raise
         return traced
 
 

@@ -117,11 +117,13 @@ class span:
 
     A no-op outside a trace. ``details`` is a callable so nothing is
     built when not tracing; its result is masked. ``sp.set(status=...,
-    details_more=...)`` adds to the stop notification.
+    details_more=...)`` adds to the stop notification;
+    ``sp.failed_with(exc)`` names the error the span records when the
+    exception leaving the block only wraps it.
     """
 
     __slots__ = ("category", "kind", "name", "actor", "details",
-                 "active", "stop_info")
+                 "active", "stop_info", "error")
 
     def __init__(self, category, kind, name, actor=None, details=None):
         self.category = category
@@ -131,6 +133,7 @@ class span:
         self.details = details
         self.active = False
         self.stop_info = None
+        self.error = None
 
     def __enter__(self):
         if profiler.get() is None:
@@ -158,6 +161,12 @@ class span:
         if self.active:
             self.stop_info = dict(self.stop_info or {}, **mask(values))
 
+    def failed_with(self, exc):
+        """Record ``exc`` as the span's error: what a wrapper leaving the
+        block stands for (oslo.messaging's ExpectedException)."""
+        if self.active:
+            self.error = exc
+
     def __exit__(self, etype, value, _tb):
         if not self.active:
             return False
@@ -165,8 +174,9 @@ class span:
         if self.stop_info:
             info["ministack"] = self.stop_info
         if etype is not None:
-            info["etype"] = etype.__name__
-            info["message"] = mask(str(value))[:500]
+            shown = self.error if self.error is not None else value
+            info["etype"] = type(shown).__name__
+            info["message"] = mask(str(shown))[:500]
         profiler.stop(info=info)
         return False
 

@@ -8,6 +8,7 @@ import json
 import logging
 import threading
 
+import oslo_messaging as messaging
 import pytest
 from oslo_config import cfg
 from osprofiler import profiler
@@ -429,3 +430,29 @@ def test_sql_spans_hold_the_statement_not_its_parameters(store, tmp_path):
     assert hop["kind"] == "DB"
     assert hop["details"]["statement"].startswith("SELECT ?")
     assert CHAP not in json.dumps(hops.load(store, base))
+
+
+class DeviceDetachFailed(Exception):
+    pass
+
+
+class _Endpoint:
+    @messaging.expected_exceptions(DeviceDetachFailed)
+    def detach_volume(self, ctxt, volume_id):
+        raise DeviceDetachFailed("Device detach failed for vdb: %s"
+                                 % volume_id)
+
+
+def test_handler_hop_shows_the_exception_expected_exceptions_wraps(store):
+    endpoint = rpc._TracedEndpoint(_Endpoint(), "nova-compute")
+    profiler.init("unit-key")
+    base = profiler.get().get_base_id()
+    try:
+        with pytest.raises(messaging.ExpectedException):
+            endpoint.detach_volume(RequestContext(), volume_id="v-1")
+    finally:
+        profiler.clean()
+    hop = hops.load(store, base)["hops"][0]
+    assert hop["name"] == "detach_volume"
+    assert hop["error"] == \
+        "DeviceDetachFailed: Device detach failed for vdb: v-1"
