@@ -4,13 +4,13 @@ What each divergence kind's repair does is ``ministack.ledgers.repairs``
 (the table the compute reconciler uses too); :class:`Fixer` carries the
 operations out for the audit. Each goes through the owner of the ledger
 it changes, so the owner's own bookkeeping happens too: Cinder's
-attachments and statuses
-through minicinder's REST API as the nova service (it revokes the
-initiator and recomputes the volume status itself; only a service may
-delete an attachment an instance still holds, OSSA-2023-003), nova's
-BDMs through ``minicompute.db.api``, guests through libvirt, exports
-through minicinder's tgt/LVM adapters. Every repair is idempotent: something
-already gone counts as repaired, so running ``--fix`` twice is safe.
+attachments and statuses through nova's Cinder adapter as the nova
+service (Cinder revokes the initiator and recomputes the volume status
+itself; only a service may delete an attachment an instance still holds,
+OSSA-2023-003), nova's BDMs through ``minicompute.db.api``, guests
+through libvirt, exports through minicinder's tgt/LVM adapters. Every
+repair is idempotent: something already gone counts as repaired, so
+running ``--fix`` twice is safe.
 
 Left for a person (reported with the fix, never applied): an LV or a tgt
 target named like a volume Cinder has never heard of (it may be another
@@ -20,17 +20,12 @@ holds it (detach first; then ``--fix`` marks it ``error``).
 
 import time
 
-import requests
-
+from minicompute import exception as nova_exception
+from minicompute.volume import cinder
+from ministack import context
 from ministack import exception
 from ministack import executor
 from ministack.ledgers import repairs
-
-# noauth: the admin, acting as the service (the role nova's account has).
-ADMIN_HEADERS = {"X-Auth-Token": "admin:admin", "X-Roles": "admin,service",
-                 "Content-Type": "application/json",
-                 "OpenStack-API-Version": "volume 3.44"}
-
 
 class Fixer(repairs.Hands):
     """Applies the safe repairs of a list of divergences."""
@@ -39,60 +34,19 @@ class Fixer(repairs.Hands):
         self.settings = settings
         self.snap = snapshot
         self._nova_ready = False
-        self._cinder_auth = None
+        self._volume_api = None
 
     # -- plumbing --
 
-    def _cinder_identity(self):
-        """``(project, headers)`` for minicinder, as its config says.
-
-        With ``auth_strategy = keystone`` the audit authenticates as the
-        nova service user (minicompute.conf ``[service_user]``) and sends
-        that token as both ``X-Auth-Token`` and ``X-Service-Token``: the
-        repairs are the service's own work, with no user behind them.
-        """
-        if self.settings.cinder_auth_strategy != "keystone":
-            return "admin", ADMIN_HEADERS
-        if self._cinder_auth is None:
-            from keystoneauth1 import exceptions as ks_exception
-            from keystoneauth1 import session as ks_session
-
-            from ministack.identity import client as identity_client
-            conf = self.settings.compute_conf
-            auth = identity_client.service_auth_plugin(conf)
-            sess = ks_session.Session(auth=auth)
-            try:
-                token = auth.get_token(sess)
-                project = auth.get_project_id(sess)
-            except ks_exception.ClientException as exc:
-                raise exception.ConfigError(
-                    reason="cannot authenticate as the service user %s at "
-                           "%s (minicompute.conf [service_user]): %s"
-                    % (conf.service_user.username,
-                       conf.service_user.auth_url, exc))
-            headers = dict(ADMIN_HEADERS, **{
-                "X-Auth-Token": token, "X-Service-Token": token})
-            headers.pop("X-Roles")
-            self._cinder_auth = (project, headers)
-        return self._cinder_auth
-
-    def _cinder(self, method, path, **kwargs):
-        project, headers = self._cinder_identity()
-        url = "%s/v3/%s%s" % (self.settings.cinder_url, project, path)
-        try:
-            resp = requests.request(method, url, headers=headers,
-                                    timeout=60, **kwargs)
-        except requests.RequestException as exc:
-            raise exception.ConfigError(
-                reason="minicinder at %s is not answering: %s"
-                % (self.settings.cinder_url, exc))
-        if resp.status_code == 404:
-            return None
-        if resp.status_code >= 400:
-            raise exception.MinistackException(
-                "minicinder %s %s answered %s: %s" % (
-                    method, path, resp.status_code, resp.text[:200]))
-        return resp
+    def _cinder(self):
+        """nova's Cinder adapter as the compute host has it (minicompute.conf
+        ``[cinder]``), with a context that has no user token: under
+        keystone it authenticates as the service user (``[service_user]``),
+        as the host's reconciler does; the repairs are the service's own
+        work, with no user behind them."""
+        if self._volume_api is None:
+            self._volume_api = cinder.API(self.settings.compute_conf)
+        return self._volume_api, context.get_admin_context()
 
     def _nova(self):
         from ministack import db
@@ -120,7 +74,11 @@ class Fixer(repairs.Hands):
         return divergences
 
     def delete_attachment(self, attachment_id):
-        self._cinder("DELETE", "/attachments/%s" % attachment_id)
+        volume_api, ctxt = self._cinder()
+        try:
+            volume_api.attachment_delete(ctxt, attachment_id)
+        except nova_exception.VolumeAttachmentNotFound:
+            pass
 
     def destroy_bdm(self, bdm_id):
         self._nova().bdm_destroy(None, bdm_id)
@@ -157,15 +115,18 @@ class Fixer(repairs.Hands):
         return True
 
     def reset_volume(self, volume_id, status, attach_status=None):
-        body = {"status": status}
-        if attach_status is not None:
-            body["attach_status"] = attach_status
-        self._cinder("POST", "/volumes/%s/action" % volume_id,
-                     json={"os-reset_status": body})
+        volume_api, ctxt = self._cinder()
+        try:
+            volume_api.reset_status(ctxt, volume_id, status, attach_status)
+        except nova_exception.VolumeNotFound:
+            pass
 
     def roll_detaching(self, volume_id):
-        self._cinder("POST", "/volumes/%s/action" % volume_id,
-                     json={"os-roll_detaching": {}})
+        volume_api, ctxt = self._cinder()
+        try:
+            volume_api.roll_detaching(ctxt, volume_id)
+        except nova_exception.VolumeNotFound:
+            pass
 
     def delete_target(self, iqn):
         from minicinder.volume import tgt
