@@ -3,8 +3,8 @@
 One :class:`RequestContext` is built per API request by
 :class:`ministack.wsgi.ContextMiddleware`, handed to every layer, and
 carried across RPC by :class:`ministack.rpc.RequestContextSerializer`, so a
-single ``global_request_id`` follows a user's request from miniapi through
-minicompute into minicinder's logs.
+single ``global_request_id`` follows a user's request through the logs of
+miniapi, minicompute and minicinder.
 
 It extends oslo.context's RequestContext, which is what oslo.log reads to
 print ``[req-... user project]`` on every line.
