@@ -32,9 +32,8 @@ def _action(path, kwargs):
             data = json.loads(data)
         except ValueError:
             return None
-    if isinstance(data, dict) and len(data) == 1:
-        return next(iter(data))
-    return None
+    from ministack.trace import hops
+    return hops.action_name(data)
 
 
 class Session(ks_session.Session):

@@ -36,6 +36,8 @@ Contract
          "kind": str,                  # REST, CALL, CAST, LIBRARY, COMMAND, DB
          "name": str,                  # reserve_block_device_name,
                                        # "POST /v3/{project}/attachments",
+                                       # "POST /v3/{project}/volumes/{id}/
+                                       #  action (os-begin_detaching)",
                                        # "os_brick connect_volume",
                                        # virDomainAttachDeviceFlags, tgtadm...
          "start_ms": float,            # offset from the trace's first span
@@ -45,7 +47,9 @@ Contract
          "status": int | None,         # HTTP status of a REST hop
          "request_id": str | None,     # the request id the hop ran under
          "error": str | None,          # "ExceptionClass: message" if it failed
-         "details": dict}              # arguments, secrets masked
+         "details": dict}              # arguments, secrets masked; an
+                                       # action request's REST hops (both
+                                       # sides) have "action"
 
 ``format_table(trace) -> str``
     The hops as an aligned text table (start, duration, phase, service,
@@ -60,9 +64,10 @@ what made it:
 
 * ``wsgi`` - an API's WSGI entry (:mod:`ministack.trace.middleware`,
   osprofiler's WsgiMiddleware): kind REST, name ``METHOD /path`` with
-  UUIDs and project ids replaced by ``{id}``/``{project}``, status and
-  request id from the stop info. Actor: nova-api for nova-api, cinder for
-  cinder-api.
+  UUIDs and the project replaced by ``{id}``/``{project}``
+  (:func:`rest_name`), status and request id from the stop info, the
+  action of a ``POST .../action`` from the start info. Actor: nova-api for
+  nova-api, cinder for cinder-api.
 * ``rpc`` - an RPC CALL or CAST made by a client (miniapi): actor
   rabbitmq, kind and method name from the span info.
 * every other span carries ``info["ministack"]`` written by
@@ -72,6 +77,14 @@ what made it:
   Cinder client's REST calls (cinder, REST), os-brick (LIBRARY), libvirt
   (LIBRARY), the executor's commands (COMMAND, actor of the service) and
   SQL statements (DB, without parameters).
+
+A REST hop of an action request (Cinder's ``POST .../volumes/{id}/action``
+and ``.../attachments/{id}/action``: os-reserve, os-attach,
+os-begin_detaching, os-roll_detaching, os-detach, os-unreserve,
+os-initialize_connection, os-terminate_connection, os-complete), client
+side (nova's Cinder client) and server side (cinder-api's entry) alike,
+has ``details["action"]`` and a name that ends with it:
+``POST /v3/{project}/volumes/{id}/action (os-begin_detaching)``.
 
 Phase rules (the seed's four phases), first match wins:
 
@@ -111,6 +124,28 @@ _UUID_RE = re.compile("^%s$" % _UUID)
 _REQ_RE = re.compile(r"req-%s" % _UUID)
 # /v3/<project>/... and /v2.1/<project>/... (a project id is a hex string)
 _PROJECT_RE = re.compile(r"^(/v[0-9.]+)/([0-9a-fA-F]{32}|%s)(?=/|$)" % _UUID)
+# The first segment after /v2.1/ or /v3/, followed by more path.
+_FIRST_SEGMENT_RE = re.compile(r"^/(v2\.1|v3)/([^/]+)(?=/.)")
+# First segments after /v2.1/ (nova) and /v3/ (cinder, keystone) that are
+# the APIs' own collections, not a project: any other segment there is
+# the project of the URL, whatever it is (a name on a noauth stack).
+# Every os-*/OS-* extension is a collection too.
+_COLLECTIONS = frozenset((
+    # nova v2.1
+    "servers", "flavors", "images", "limits", "extensions",
+    # cinder v3 (project-less URLs, microversion 3.67+)
+    "volumes", "attachments", "types", "snapshots", "backups", "messages",
+    "groups", "group_types", "group_snapshots", "qos-specs",
+    "scheduler-stats", "manageable_volumes", "manageable_snapshots",
+    "workers", "clusters", "capabilities", "default-types",
+    "resource_filters", "consistencygroups", "cgsnapshots",
+    "volume-transfers",
+    # keystone v3
+    "auth", "projects", "users", "domains", "roles", "regions",
+    "endpoints", "services", "credentials", "policies",
+    "role_assignments", "role_inferences", "system", "registered_limits",
+    "application_credentials",
+))
 
 # The actor of a REST server span, by the osprofiler service that made it.
 _SERVICE_ACTOR = {"nova-api": "nova-api", "nova-compute": "nova-compute",
@@ -142,11 +177,34 @@ def mask(value):
     return value
 
 
+_ACTION_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.:-]{0,63}$")
+
+
+def action_name(body):
+    """The action an action request's body names (``{"os-attach": {...}}``
+    -> ``os-attach``): its only key, if it looks like an action name;
+    otherwise None. Only the key is ever kept, never the rest of the body
+    (a connector, a token)."""
+    if isinstance(body, dict) and len(body) == 1:
+        key = next(iter(body))
+        if isinstance(key, str) and _ACTION_RE.match(key):
+            return key
+    return None
+
+
 def rest_name(method, path):
     """``METHOD /path`` with ids as placeholders: the same hop of two
-    attaches has the same name."""
+    attaches has the same name. The project segment becomes
+    ``{project}``: a hex project id anywhere, and after ``/v2.1/`` or
+    ``/v3/`` any segment that is not one of the APIs' collections (a
+    project name on a noauth stack)."""
     path = path or "/"
     path = _PROJECT_RE.sub(r"\1/{project}", path)
+    match = _FIRST_SEGMENT_RE.match(path)
+    if match and match.group(2) != "{project}" and \
+            match.group(2) not in _COLLECTIONS and \
+            not match.group(2).lower().startswith("os-"):
+        path = "/%s/{project}%s" % (match.group(1), path[match.end():])
     parts = ["{id}" if _UUID_RE.match(part) else part
              for part in path.split("/")]
     return "%s %s" % (method, "/".join(parts))
@@ -274,6 +332,8 @@ def _hop(span):
                    "query": request.get("query") or ""}
         if own.get("global_request_id"):
             details["global_request_id"] = own["global_request_id"]
+        if own.get("action"):
+            details["action"] = own["action"]
     elif category == "db":
         kind = "DB"
         statement = (own.get("statement") or
@@ -286,8 +346,9 @@ def _hop(span):
         name = own.get("name") or category
         actor = own.get("actor") or _actor_of_service(service)
         details = own.get("details") or {}
-        if kind == "REST" and details.get("action"):
-            name = "%s (%s)" % (name, details["action"])
+    if kind == "REST" and isinstance(details, dict) and \
+            details.get("action"):
+        name = "%s (%s)" % (name, details["action"])
     if kind not in KINDS:
         kind = "LIBRARY"
     if service == "cinder-api" and kind in ("COMMAND", "LIBRARY"):

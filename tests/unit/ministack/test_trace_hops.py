@@ -456,3 +456,168 @@ def test_handler_hop_shows_the_exception_expected_exceptions_wraps(store):
     assert hop["name"] == "detach_volume"
     assert hop["error"] == \
         "DeviceDetachFailed: Device detach failed for vdb: v-1"
+
+
+# --- action requests: the action on both sides of the REST hop --------------
+
+ACTIONS = ("os-reserve", "os-unreserve", "os-attach", "os-detach",
+           "os-begin_detaching", "os-roll_detaching",
+           "os-initialize_connection", "os-terminate_connection",
+           "os-complete")
+
+
+@pytest.fixture
+def traced_cinder(store):
+    """A real HTTP server (wsgiref, a thread) whose app is behind the
+    WSGI entry span, and nova's Cinder client (noauth, project "journey")
+    pointed at it: what the app received, per path."""
+    from wsgiref import simple_server
+
+    from minicompute.volume import cinder
+
+    received = []
+
+    def app(environ, start_response):
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        body = environ["wsgi.input"].read(length) if length else b""
+        received.append((environ["PATH_INFO"], body))
+        data = json.dumps({"connection_info": {
+            "driver_volume_type": "iscsi", "data": {}}}).encode()
+        start_response("200 OK", [("Content-Type", "application/json"),
+                                  ("Content-Length", str(len(data)))])
+        return [data]
+
+    class Quiet(simple_server.WSGIRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = simple_server.make_server("127.0.0.1", 0,
+                                       middleware.wrap(app, log=False),
+                                       handler_class=Quiet)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    conf = cfg.ConfigOpts()
+    api = cinder.API(conf, sleep=lambda s: None)
+    conf([], project="t")
+    conf.set_override("endpoint_template", "http://127.0.0.1:%d/v3/"
+                      "%%(project_id)s" % server.server_port, "cinder")
+    conf.set_override("auth_strategy", "noauth", "cinder")
+    try:
+        yield api, received
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_every_action_hop_names_its_action_on_both_sides(traced_cinder,
+                                                          store):
+    api, received = traced_cinder
+    ctxt = RequestContext(user_id="u", project_id="journey")
+    connector = {"initiator": "iqn.x", "auth_password": CHAP}
+    profiler.init("unit-key")
+    base = profiler.get().get_base_id()
+    try:
+        api.reserve_volume(ctxt, BASE)
+        api.unreserve_volume(ctxt, BASE)
+        api.attach(ctxt, BASE, BASE, "/dev/vdb")
+        api.detach(ctxt, BASE, attachment_id=BASE)
+        api.begin_detaching(ctxt, BASE)
+        api.roll_detaching(ctxt, BASE)
+        api.initialize_connection(ctxt, BASE, connector)
+        api.terminate_connection(ctxt, BASE, connector)
+        api.attachment_complete(ctxt, BASE)
+    finally:
+        profiler.clean()
+    trace = hops.load(store, base)
+    client = [hop for hop in trace["hops"]
+              if hop["details"].get("side") == "client"]
+    server = [hop for hop in trace["hops"]
+              if hop["details"].get("side") != "client"]
+    assert [hop["details"].get("action") for hop in client] == \
+        list(ACTIONS)
+    assert [hop["details"].get("action") for hop in server] == \
+        list(ACTIONS)
+    for client_hop, server_hop, action in zip(client, server, ACTIONS,
+                                              strict=True):
+        # The server's entry is the client call's child, named alike.
+        assert server_hop["parent_id"] == client_hop["id"]
+        kind = "attachments" if action == "os-complete" else "volumes"
+        name = "POST /v3/{project}/%s/{id}/action (%s)" % (kind, action)
+        assert (client_hop["name"], server_hop["name"]) == (name, name)
+    assert trace["hops"][-1]["phase"] == "complete"
+    begin = [hop for hop in trace["hops"]
+             if hop["details"].get("action") == "os-begin_detaching"]
+    assert [hop["phase"] for hop in begin] == ["reserve", "reserve"]
+    # The application got every body whole; the trace holds no more of a
+    # body than its action (the connector's CHAP password is nowhere).
+    bodies = [json.loads(body) for _path, body in received]
+    assert [next(iter(body)) for body in bodies] == list(ACTIONS)
+    assert bodies[6]["os-initialize_connection"]["connector"] == connector
+    assert CHAP not in json.dumps(trace)
+    assert "iqn.x" not in json.dumps(trace)
+    assert "journey" not in json.dumps([hop["name"] for hop in
+                                        trace["hops"]])
+
+
+def _action_environ(body, length=None, path="/v3/p/volumes/%s/action" % BASE,
+                    method="POST"):
+    import io
+    environ = {"REQUEST_METHOD": method, "PATH_INFO": path,
+               "wsgi.input": io.BytesIO(body)}
+    if length is not False:
+        environ["CONTENT_LENGTH"] = str(len(body) if length is None
+                                        else length)
+    return environ
+
+
+@pytest.mark.parametrize("body, length, path, method", [
+    # Larger than what is read ahead: the stream is not touched.
+    (b'{"os-attach": "%s"}' % (b"x" * middleware.ACTION_BODY_MAX), None,
+     None, "POST"),
+    # Chunked (no declared length): not read.
+    (b'{"os-attach": {}}', False, None, "POST"),
+    # Not an action request.
+    (b'{"os-attach": {}}', None, "/v3/p/volumes", "POST"),
+    (b'{"os-attach": {}}', None, None, "PUT"),
+])
+def test_bodies_not_read_ahead(body, length, path, method):
+    environ = _action_environ(body, length, path or
+                              "/v3/p/volumes/%s/action" % BASE, method)
+    stream = environ["wsgi.input"]
+    assert middleware.request_action(environ) is None
+    assert environ["wsgi.input"] is stream and stream.tell() == 0
+
+
+@pytest.mark.parametrize("body", [
+    b"not json", b"\xff\xfe{", b"[" * 15000, b'{"a": 1, "b": 2}',
+    b'{"os-attach\\n<script>": {}}', b"[]", b'"os-attach"',
+])
+def test_bodies_without_an_action_pass_through_unchanged(body):
+    environ = _action_environ(body)
+    assert middleware.request_action(environ) is None
+    assert environ["wsgi.input"].read() == body
+
+
+def test_action_is_read_and_the_body_handed_on():
+    body = b'{"os-roll_detaching": null}'
+    environ = _action_environ(body)
+    assert middleware.request_action(environ) == "os-roll_detaching"
+    assert environ["wsgi.input"].read() == body
+
+
+def test_rest_names_on_a_noauth_stack():
+    # The project segment, whatever it is, on nova's and cinder's URLs.
+    assert hops.rest_name("POST", "/v3/journey/volumes/%s/action"
+                          % BASE) == "POST /v3/{project}/volumes/{id}/action"
+    assert hops.rest_name("GET", "/v2.1/journey/servers/%s" % BASE) == \
+        "GET /v2.1/{project}/servers/{id}"
+    assert hops.rest_name("DELETE", "/v2.1/journey/servers/%s/"
+                          "os-volume_attachments/%s" % (BASE, BASE)) == \
+        "DELETE /v2.1/{project}/servers/{id}/os-volume_attachments/{id}"
+    # Collections, discovery and keystone's paths stay as they are.
+    for path in ("/v2.1/servers/detail", "/v2.1/os-services",
+                 "/v2.1/os-volume_attachments/x", "/v3/volumes/detail",
+                 "/v3/auth/tokens", "/v3/", "/v2.1", "/v2.1/journey",
+                 "/v2/images/abc"):
+        assert hops.rest_name("GET", path) == "GET " + path
