@@ -74,9 +74,12 @@ what made it:
   :func:`ministack.trace.profiler.span` with ``kind``, ``name``,
   ``actor`` and ``details`` (already masked when recorded; masked again
   here): the compute's RPC endpoint (nova-compute, CALL/CAST), the
-  Cinder client's REST calls (cinder, REST), os-brick (LIBRARY), libvirt
-  (LIBRARY), the executor's commands (COMMAND, actor of the service) and
-  SQL statements (DB, without parameters).
+  Cinder client's REST calls (cinder, REST), os-brick (LIBRARY), the
+  QEMU-initiator iSCSI volume driver's ``connect_volume (QEMU libiscsi)``
+  and ``disconnect_volume (QEMU libiscsi)`` (LIBRARY, actor nova-compute:
+  no os-brick call happens there, QEMU logs in when libvirt attaches the
+  network disk), libvirt (LIBRARY), the executor's commands (COMMAND,
+  actor of the service) and SQL statements (DB, without parameters).
 
 A REST hop of an action request (Cinder's ``POST .../volumes/{id}/action``
 and ``.../attachments/{id}/action``: os-reserve, os-attach,

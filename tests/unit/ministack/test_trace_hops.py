@@ -621,3 +621,50 @@ def test_rest_names_on_a_noauth_stack():
                  "/v3/auth/tokens", "/v3/", "/v2.1", "/v2.1/journey",
                  "/v2/images/abc"):
         assert hops.rest_name("GET", path) == "GET " + path
+
+
+# --- the QEMU initiator's connect step ---------------------------------------
+
+def test_qemu_initiator_connect_is_its_own_hop_without_os_brick(store):
+    from minicompute.virt.libvirt.volume import iscsi
+
+    class Host:
+        secrets = {}
+
+        def create_secret(self, usage_type, usage_id, value):
+            self.secrets[usage_id] = value
+
+        def delete_secret(self, usage_type, usage_id):
+            self.secrets.pop(usage_id)
+
+    info = {"driver_volume_type": "iscsi", "serial": BASE,
+            "data": {"target_iqn": "iqn.2010-10.org.openstack:v",
+                     "target_portal": "127.0.0.1:3260", "target_lun": 1,
+                     "auth_method": "CHAP", "auth_username": "u",
+                     "auth_password": CHAP}}
+    driver = iscsi.LibvirtNetISCSIVolumeDriver(Host(), "iqn.2004-10.org.x:h")
+    profiler.init("unit-key")
+    base = profiler.get().get_base_id()
+    try:
+        driver.connect_volume(info, {"uuid": BASE})
+        driver.disconnect_volume(info, {"uuid": BASE}, still_used=True)
+        driver.disconnect_volume(info, {"uuid": BASE})
+    finally:
+        profiler.clean()
+    trace = hops.load(store, base)
+    assert [(hop["name"], hop["kind"], hop["actor"])
+            for hop in trace["hops"]] == [
+        ("connect_volume (QEMU libiscsi)", "LIBRARY", "nova-compute"),
+        ("disconnect_volume (QEMU libiscsi)", "LIBRARY", "nova-compute"),
+        ("disconnect_volume (QEMU libiscsi)", "LIBRARY", "nova-compute")]
+    connect = trace["hops"][0]["details"]
+    assert connect["initiator"] == "QEMU libiscsi (no os-brick connect)"
+    assert "virDomainAttachDeviceFlags" in connect["login"]
+    assert (connect["target_iqn"], connect["target_lun"]) == \
+        ("iqn.2010-10.org.openstack:v", 1)
+    assert trace["hops"][1]["details"]["host_side"].startswith("kept")
+    assert trace["hops"][2]["details"]["host_side"] == \
+        "the CHAP secret, removed now"
+    assert Host.secrets == {}
+    assert CHAP not in json.dumps(trace)
+    assert not [hop for hop in trace["hops"] if hop["actor"] == "os-brick"]

@@ -14,6 +14,13 @@ Two ways to reach Cinder's iSCSI target (``[libvirt] iscsi_initiator``):
 
 Both present the host's initiator IQN, the one sent to Cinder in the
 connector, because Cinder's target ACL admits exactly that name.
+
+Traced, the kernel path's connect is the seed's ``os_brick connect_volume``
+hop. The QEMU path calls no os-brick connect: its connect step is the hop
+``connect_volume (QEMU libiscsi)`` in the compute's own lane, whose
+details say what happens (the CHAP secret is defined; QEMU logs in when
+libvirt attaches the network disk, the ``virDomainAttachDeviceFlags`` hop
+that follows). Its disconnect is ``disconnect_volume (QEMU libiscsi)``.
 """
 
 from oslo_log import log as logging
@@ -80,20 +87,54 @@ class LibvirtNetISCSIVolumeDriver(base.LibvirtBaseVolumeDriver):
         super().__init__(host)
         self.initiator_iqn = initiator_iqn
 
+    def _span_details(self, data, **more):
+        chap = data.get("auth_method") == "CHAP"
+        details = {"driver": type(self).__name__,
+                   "initiator": "QEMU libiscsi (no os-brick connect)",
+                   "initiator_iqn": self.initiator_iqn,
+                   "target_portal": data.get("target_portal"),
+                   "target_iqn": data.get("target_iqn"),
+                   "target_lun": data.get("target_lun", 0),
+                   "auth_method": data.get("auth_method")}
+        if chap:
+            details["chap_secret"] = "libvirt secret %s" % _secret_usage(data)
+        details.update(more)
+        return details
+
     def connect_volume(self, connection_info, instance):
         data = connection_info["data"]
-        if data.get("auth_method") == "CHAP":
-            self.host.create_secret("iscsi", _secret_usage(data),
-                                    data["auth_password"])
+        chap = data.get("auth_method") == "CHAP"
+        with span("volume_driver", "LIBRARY",
+                  "connect_volume (QEMU libiscsi)", actor="nova-compute",
+                  details=lambda: self._span_details(
+                      data, host_side="the CHAP secret, defined now" if chap
+                      else "nothing",
+                      login="QEMU logs in to the target when libvirt "
+                            "attaches the network disk "
+                            "(virDomainAttachDeviceFlags)")):
+            if chap:
+                self.host.create_secret("iscsi", _secret_usage(data),
+                                        data["auth_password"])
 
     def disconnect_volume(self, connection_info, instance, still_used=False):
         data = connection_info["data"]
-        if still_used:
-            LOG.info("Keeping the CHAP secret of %s: another guest on this "
-                     "host uses the target", data["target_iqn"])
-            return
-        if data.get("auth_method") == "CHAP":
-            self.host.delete_secret("iscsi", _secret_usage(data))
+        chap = data.get("auth_method") == "CHAP"
+        with span("volume_driver", "LIBRARY",
+                  "disconnect_volume (QEMU libiscsi)", actor="nova-compute",
+                  details=lambda: self._span_details(
+                      data, still_used=still_used,
+                      host_side="kept: another guest on this host uses the "
+                                "target" if still_used else
+                                "the CHAP secret, removed now" if chap
+                                else "nothing",
+                      logout="QEMU closed its iSCSI session when the "
+                             "disk left the guest")):
+            if still_used:
+                LOG.info("Keeping the CHAP secret of %s: another guest on "
+                         "this host uses the target", data["target_iqn"])
+                return
+            if chap:
+                self.host.delete_secret("iscsi", _secret_usage(data))
 
     def _disk(self, connection_info, target_dev, serial):
         data = connection_info["data"]
