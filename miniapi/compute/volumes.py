@@ -1,6 +1,6 @@
 """The API phase of volume attach and detach (nova's compute/api.py).
 
-Attach (reference §3.3 and the seed journey)::
+Attach (nova's ``compute/api.py`` attach_volume and the seed journey)::
 
     check state -> GET volume -> not already attached -> compute host up
       -> CALL reserve_block_device_name   (compute creates the BDM)

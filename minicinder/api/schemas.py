@@ -2,7 +2,7 @@
 
 Every object is ``additionalProperties: false`` so an unknown key is a 400
 rather than silently ignored, and every optional key accepts ``null``
-because OSC sends explicit nulls (openstack-clients.md §3.1).
+because OSC sends explicit nulls.
 """
 
 import copy

@@ -3,7 +3,7 @@
 Bodies: must be a JSON object no larger than the configured limit, and
 must match the route's schema. Query strings: only the filters a route
 declares are accepted (an unknown filter is a 400 naming it, instead of
-upstream's silently empty list, bug 19 in openstack-attach-api.md §7).
+upstream's silently empty list: see README, deviations).
 """
 
 import json

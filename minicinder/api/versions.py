@@ -2,7 +2,7 @@
 
 Both answer the same ``{"versions": [...]}`` list; cinderclient reads the
 entry whose ``version`` contains ``3.`` and keystoneauth needs ``id``,
-``status`` and a ``self`` link (openstack-clients.md §2.2).
+``status`` and a ``self`` link.
 """
 
 import flask

@@ -9,7 +9,7 @@ The handshake nova drives, with the state each step writes::
     POST   .../action os-complete  volume -> in-use, attachment attached
     DELETE /attachments/{id}       revoke the initiator (and the export when
                                    nothing else uses it), soft-delete, then
-                                   recompute the volume status (§2.3)
+                                   recompute the volume status
 
 Each state write is a compare-and-swap from ``states``; backend work runs
 outside any transaction but under the volume's lock, and is undone when

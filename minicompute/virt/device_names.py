@@ -1,6 +1,6 @@
 """Choosing the /dev/vdX name of a new disk, as nova's libvirt driver does.
 
-Rules (openstack-attach-api.md §5, ``nova/virt/libvirt/blockinfo.py``):
+Rules (as upstream's ``nova/virt/libvirt/blockinfo.py``):
 
 * A requested name is only validated (``match_device``); libvirt ignores
   it, because the guest kernel names virtio disks in PCI order anyway.

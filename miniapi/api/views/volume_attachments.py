@@ -1,6 +1,6 @@
 """os-volume_attachments views (nova's _translate_attachment_detail_view).
 
-Keys by microversion (reference §3.1):
+Keys by microversion (nova's api-ref, os-volume_attachments):
 
 * 2.1–2.69: ``id`` (= volumeId), ``volumeId``, ``serverId``, ``device``
   (omitted when the BDM has no device name)

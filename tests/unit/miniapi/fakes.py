@@ -2,8 +2,8 @@
 
 * :class:`FakeVolumeAPI` has the methods of
   ``minicompute.volume.cinder.API`` that miniapi calls and keeps Cinder's
-  volume/attachment states (reference §2.2) in dicts, raising the same
-  domain exceptions the real adapter raises.
+  volume/attachment states (as upstream Cinder moves them) in dicts,
+  raising the same domain exceptions the real adapter raises.
 * :class:`FakeComputeManager` is served over a real oslo.messaging
   ``fake:/`` transport with the real ``minicompute.rpcapi.ComputeAPI`` as
   client, so the API's CALL/CAST path (serialisation, context, remote

@@ -1,7 +1,7 @@
 """A fake Cinder (the minicompute.volume.cinder.API interface) for tests.
 
 It keeps volumes and attachments in dicts and moves statuses the way
-openstack-attach-api.md §2.2 says Cinder does, so unit tests can assert the
+upstream Cinder's attachment API does, so unit tests can assert the
 volume's journey (available -> reserved -> attaching -> in-use ...).
 """
 
