@@ -15,9 +15,10 @@ Prints a table and writes a PNG chart (a measurement, never a timed test):
   volume per round on both sides, so both include building the export.
 * **concurrency**: ``-g`` servers x ``-v`` volumes attached at once, then
   detached at once: wall time, errors, duplicate device names.
-* **soak**: ``-k`` attach/detach cycles of one volume, then what leaked:
-  loop devices, LVs, targets, BDMs, attachments, domain disks, libvirt
-  secrets, file descriptors and RSS of the three daemons.
+* **soak**: ``-k`` attach/detach cycles of one volume after ``--warmup``
+  uncounted ones, then what leaked: loop devices, LVs, targets, BDMs,
+  attachments, domain disks, libvirt secrets, file descriptors and RSS of
+  the three daemons (``bench_attach_soak``).
 
 Everything it creates (servers, volumes, the floor's domain, LVs, targets
 and secrets) is removed on exit, also on failure or Ctrl-C; then
@@ -33,7 +34,6 @@ import argparse
 import concurrent.futures
 import os
 import signal
-import statistics
 import subprocess
 import sys
 import time
@@ -44,23 +44,19 @@ import libvirt
 from minicompute.virt.libvirt import guest_agent
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_attach_floor as floor  # noqa: E402
+import bench_attach_ledger as ledger  # noqa: E402
 import bench_attach_probes as probes  # noqa: E402
+import bench_attach_report as report  # noqa: E402
+import bench_attach_soak as soak  # noqa: E402
 import journey  # noqa: E402
+from bench_attach_report import say  # noqa: E402
 
 RUN = uuid.uuid4().hex[:8]
 VG = "stack-volumes-lvmdriver-1"
 URI = "qemu:///system"
 POLL = 0.02
 TIMEOUT = 180
-
-
-def say(text=""):
-    print(text, flush=True)
-
-
-def pct(values, q):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
 class Bench:
@@ -75,7 +71,7 @@ class Bench:
         self.servers = {}       # id -> domain name
         self.volumes = set()
         self.all_servers, self.all_volumes = set(), set()
-        self.floor = probes.Floor(self.conn, VG, RUN)
+        self.floor = floor.Floor(self.conn, VG, RUN)
         self.results = {}
 
     # --- API helpers ---------------------------------------------------
@@ -197,8 +193,9 @@ class Bench:
                                   self.floor.round(fdom, i), strict=True):
                 rows[key].append(value)
             say("   round %2d: api attach %s / detach %s; floor %s / %s" % (
-                i + 1, ms(visible), ms(gone), ms(rows["floor_visible"][-1]),
-                ms(rows["floor_gone"][-1])))
+                i + 1, report.ms(visible), report.ms(gone),
+                report.ms(rows["floor_visible"][-1]),
+                report.ms(rows["floor_gone"][-1])))
         self.floor.shutdown()
         self.results["latency"] = rows
 
@@ -279,31 +276,6 @@ class Bench:
                 time.sleep(0.2)
         return errors, seen
 
-    def soak(self, sid):
-        vid = self.create_volume("soak")
-        self.wait_status(vid, "available")
-        before = probes.leak_snapshot(self, VG)
-        cycles, errors = [], 0
-        for i in range(self.args.k):
-            try:
-                start = time.perf_counter()
-                journey.check(self.attach(sid, vid)[0], 200)
-                self.wait_status(vid, "in-use")
-                mid = time.perf_counter()
-                journey.check(self.detach(sid, vid), 202)
-                self.wait_status(vid, "available")
-                cycles.append((mid - start, time.perf_counter() - mid))
-            except SystemExit as exc:
-                errors += 1
-                say("   cycle %d failed: %s" % (i + 1, exc))
-                probes.settle_volume(self, sid, vid)
-            if (i + 1) % 25 == 0:
-                say("   %d/%d cycles" % (i + 1, self.args.k))
-        after = probes.leak_snapshot(self, VG)
-        self.delete_volume(vid)
-        self.results["soak"] = {"cycles": cycles, "errors": errors,
-                                "before": before, "after": after}
-
     # --- clean-up ------------------------------------------------------
 
     def cleanup(self):
@@ -331,79 +303,6 @@ class Bench:
         self.floor.cleanup()
 
 
-def ms(value):
-    return "   -  " if value is None else "%6.0f" % (value * 1000)
-
-
-def report(bench, audit_rc, png):
-    res = bench.results
-    say("\n== attach/detach through the stack vs the raw floor (ms)")
-    say("%-46s %5s %8s %8s %8s" % ("measure", "n", "median", "p90", "max"))
-    rows = res.get("latency", {})
-    labels = [
-        ("post_attach", "POST os-volume_attachments (request)"),
-        ("api_in_use", "attach: accepted -> cinder in-use"),
-        ("api_visible", "attach: accepted -> visible in guest"),
-        ("floor_attached", "floor: export -> attachDevice returned"),
-        ("floor_visible", "floor: export -> visible in guest"),
-        ("post_detach", "DELETE os-volume_attachments (request)"),
-        ("api_available", "detach: accepted -> cinder available"),
-        ("api_gone", "detach: accepted -> gone from guest"),
-        ("floor_gone", "floor: detachDevice -> gone from guest"),
-        ("floor_undone", "floor: detachDevice -> target+secret gone")]
-    for key, label in labels:
-        values = [x for x in rows.get(key, []) if x is not None]
-        if values:
-            say("%-46s %5d %8.0f %8.0f %8.0f" % (
-                label, len(values), statistics.median(values) * 1000,
-                pct(values, 0.9) * 1000, max(values) * 1000))
-    for what, api, floor in (("attach", "api_visible", "floor_visible"),
-                             ("detach", "api_gone", "floor_gone")):
-        a = [x for x in rows.get(api, []) if x is not None]
-        f = [x for x in rows.get(floor, []) if x is not None]
-        if a and f:
-            say("%s ratio (guest-visible medians, stack / floor): %.2fx%s" %
-                (what, statistics.median(a) / statistics.median(f),
-                 "  (target <= 2x)" if what == "attach" else ""))
-    conc = res.get("concurrency")
-    if conc:
-        say("\n== concurrency: %d servers x %d volumes at once" % (
-            conc["g"], conc["v"]))
-        if conc["note"]:
-            say("note: " + conc["note"])
-        say("attach all: %.1f s wall, %d errors, duplicate device names: "
-            "%d in API answers, %d in guests" % (
-                conc["attach_wall"], conc["attach_errors"], conc["dup_api"],
-                conc["dup_guest"]))
-        say("detach all: %.1f s wall, %d errors" % (conc["detach_wall"],
-                                                     conc["detach_errors"]))
-    soak = res.get("soak")
-    if soak:
-        cycles = soak["cycles"]
-        say("\n== soak: %d attach/detach cycles, %d errors" % (
-            len(cycles) + soak["errors"], soak["errors"]))
-        if cycles:
-            for i, what in enumerate(("attach -> in-use", "detach -> "
-                                      "available")):
-                values = [c[i] for c in cycles]
-                say("%-24s median %6.0f ms  p90 %6.0f ms  max %6.0f ms" % (
-                    what, statistics.median(values) * 1000,
-                    pct(values, 0.9) * 1000, max(values) * 1000))
-        say("%-34s %10s %10s %8s" % ("ledger", "before", "after", "delta"))
-        for key in soak["before"]:
-            b, a = soak["before"][key], soak["after"][key]
-            say("%-34s %10s %10s %8s" % (key, b, a, a - b))
-        say("(counts are host-wide; the soak volume's tgt export is built "
-            "on its first attach and kept until the volume is deleted, by "
-            "design, so one more target after the soak is that export)")
-    say("\nleft of this run's own objects after clean-up: %s" % (
-        res.get("ours") or "nothing"))
-    say("ministack-audit exit code: %s (it audits the whole host, so "
-        "other tests' objects count too)" % audit_rc)
-    if png:
-        say("chart: %s" % png)
-
-
 def _interrupt(signum, frame):
     # SIGTERM cleans up the same way as Ctrl-C.
     raise KeyboardInterrupt()
@@ -416,6 +315,11 @@ def main(argv=None):
     parser.add_argument("-v", type=int, default=8,
                         help="volumes per server at once")
     parser.add_argument("-k", type=int, default=200, help="soak cycles")
+    parser.add_argument("--warmup", type=int, default=20,
+                        help="soak cycles run before the ledgers are read")
+    parser.add_argument("--memtrace", action="store_true",
+                        help="SIGUSR2 the daemons after the warm-up and "
+                        "after the soak (see ministack.memtrace)")
     parser.add_argument("--quick", action="store_true",
                         help="short run: N=3, 2x2, K=5")
     parser.add_argument("--cloud", default="ministack")
@@ -426,7 +330,7 @@ def main(argv=None):
                         choices=("latency", "concurrency", "soak"))
     args = parser.parse_args(argv)
     if args.quick:
-        args.n, args.g, args.v, args.k = 3, 2, 2, 5
+        args.n, args.g, args.v, args.k, args.warmup = 3, 2, 2, 5, 2
     probes.describe_guest(args, URI)
     # The agent is polled while guests boot: libvirt's default handler
     # would print every expected "not connected" to stderr.
@@ -437,7 +341,7 @@ def main(argv=None):
         RUN, args.n, args.g, args.v, args.k, args.cloud, os.getloadavg()[0],
         os.cpu_count()))
     audit_rc = png = None
-    baseline = probes.leak_snapshot(bench, VG)
+    baseline = ledger.leak_snapshot(bench, VG)
     try:
         say("== booting %d servers" % max(1, args.g))
         sids = bench.boot(max(1, args.g))
@@ -449,8 +353,10 @@ def main(argv=None):
             say("== concurrency")
             bench.concurrency(sids)
         if "soak" not in args.skip:
-            say("== soak, %d cycles" % args.k)
-            bench.soak(sids[0])
+            say("== soak, %d cycles after %d of warm-up" % (args.k,
+                                                           args.warmup))
+            bench.results["soak"] = soak.run(bench, sids[0], VG, args.k,
+                                             args.warmup, args.memtrace)
     except KeyboardInterrupt:
         say("\ninterrupted: cleaning up")
     finally:
@@ -458,10 +364,10 @@ def main(argv=None):
         say("== cleaning up")
         bench.cleanup()
         time.sleep(1)
-        final = probes.leak_snapshot(bench, VG)
+        final = ledger.leak_snapshot(bench, VG)
         bench.results["residue"] = {k: final[k] - baseline[k]
                                     for k in baseline}
-        bench.results["ours"] = probes.our_residue(bench, VG, RUN)
+        bench.results["ours"] = ledger.our_residue(bench, VG, RUN)
         say("left of this run's own objects: %s" % (
             bench.results["ours"] or "nothing"))
         say("global counts vs start (other tests on this box move them "
@@ -473,10 +379,10 @@ def main(argv=None):
         if audit_rc:
             say(audit.stdout[-2000:])
         try:
-            png = probes.chart(bench.results, args.png)
+            png = report.chart(bench.results, args.png)
         except Exception as exc:   # the table still matters
             say("chart failed: %s" % exc)
-        report(bench, audit_rc, png)
+        report.report(bench.results, audit_rc, png)
     return 0
 
 

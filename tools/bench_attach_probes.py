@@ -6,41 +6,30 @@
   instead would cost two agent round trips per probe; here the host only
   polls ``guest-exec-status``, so the resolution is ~20 ms plus one agent
   round trip, the same for the stack and for the floor.
-* :class:`Floor`: the raw floor -- the same kind of disk done by hand with
-  the project's adapters (:class:`minicinder.volume.lvm.LVM`,
-  :class:`minicinder.volume.tgt.TgtAdm`, the libvirt XML builders of
-  ``minicompute.virt.libvirt.config`` and a libvirt CHAP secret) into a
-  guest booted from the same image and flavor, outside nova (its domain
-  name does not match ``instance_name_template``, so neither the
-  reconciler nor the audit looks at it).
-* :func:`leak_snapshot`: the ledgers a leak would show in.
-* :func:`chart`: the PNG (matplotlib, Agg backend).
+* :func:`guest_serials`: the guest's virtio disks and their serials.
+* :class:`ReauthCloud`: the REST client, re-authenticating when a long
+  soak outlives its token.
+* :func:`describe_guest`, :func:`vg_free_gib`, :func:`settle_volume`:
+  what the guest is made of, what fits in the VG, and the clean-up of a
+  volume left attached by a failure.
+
+The raw floor is in ``bench_attach_floor``, the leak ledgers in
+``bench_attach_ledger``, the tables and the chart in
+``bench_attach_report``.
 """
 
 import os
-import secrets
-import shutil
-import statistics
-import tempfile
 import time
-import uuid
 
-import libvirt
 import sqlalchemy as sa
 
 import journey
-from minicinder.volume import lvm
-from minicinder.volume import tgt
-from minicompute.virt.libvirt import config
 from minicompute.virt.libvirt import guest_agent
-from minicompute.virt.libvirt import instance_files
 from ministack import executor
 from ministack import images
 
 STATE_DIR = "/var/lib/ministack"
 IMAGES = os.path.join(STATE_DIR, "images")
-DAEMONS = ("miniapi", "minicompute", "minicinder")
-STATUS_DIR = "/opt/stack/status"
 
 # sh script run in the guest: $1 serial, $2 present|absent, $3 max polls.
 # Builtins only (read, test) apart from sleep: a fork per probe is slow
@@ -138,106 +127,6 @@ def guest_serials(domain):
             if line.strip()]
 
 
-class Floor:
-    """The raw floor: LV + tgt target (CHAP, ACL) + secret + attachDevice.
-
-    Keeps what it created so :meth:`cleanup` can undo it after a failure.
-    """
-
-    DEV = "vdb"
-
-    def __init__(self, conn, vg, run):
-        self.conn, self.run = conn, run
-        self.lvm = lvm.LVM(vg)
-        self.tgt = tgt.TgtAdm()
-        self.initiator = "iqn.2004-10.org.ministack:bench-%s" % run
-        self.tmp = None
-        self.domain = None
-        self.lvs, self.targets, self.secrets = set(), set(), set()
-
-    def boot(self, image, memory_mb, virt_type):
-        """A transient guest like nova's (same builder, image, flavor)."""
-        # In the lab's tmp directory, which QEMU's group may traverse.
-        self.tmp = tempfile.mkdtemp(prefix="bench-floor-",
-                                    dir=os.path.join(STATE_DIR, "tmp"))
-        os.chmod(self.tmp, 0o750)
-        files = instance_files.create_boot_files(image, self.tmp)
-        xml = config.domain_xml(
-            "bench-floor-%s" % self.run, str(uuid.uuid4()),
-            kernel=files["kernel"], initrd=files["initrd"],
-            cmdline=image["cmdline"], root_disk=files["disk"],
-            memory_mib=memory_mb,
-            virt_type=virt_type)
-        self.domain = self.conn.createXML(xml, 0)
-        guest_agent.wait_for_agent(self.domain, timeout=180)
-        return self.domain
-
-    def round(self, dom, i):
-        """One attach and detach; returns seconds (attached, visible,
-        gone, undone)."""
-        name = "bench-floor-%s-%d" % (self.run, i)
-        iqn = "iqn.2010-10.org.openstack:%s" % name
-        usage = "bench-floor-chap-%s" % iqn
-        user, password = "bench%s" % secrets.token_hex(4), \
-            secrets.token_urlsafe(12)
-        serial = ("bf%s%d" % (self.run, i))[:20]
-        self.lvs.add(name)
-        self.lvm.create_volume(name, 1)
-        path = self.lvm.get_device_path(name)
-        waiter = GuestWaiter(dom, serial, present=True)
-        start = time.perf_counter()
-        self.targets.add(iqn)
-        self.tgt.create_target(iqn, path, lun=1, chap=(user, password),
-                               initiators=[self.initiator])
-        self.secrets.add(usage)
-        secret = self.conn.secretDefineXML(config.iscsi_secret_xml(usage))
-        secret.setValue(password.encode())
-        disk = config.iscsi_disk_xml(
-            self.DEV, iqn=iqn, lun=1, host="127.0.0.1", serial=serial,
-            initiator_iqn=self.initiator, auth_username=user,
-            secret_usage=usage)
-        dom.attachDeviceFlags(disk, libvirt.VIR_DOMAIN_AFFECT_LIVE)
-        attached = time.perf_counter() - start
-        visible = waiter.wait() - start
-        waiter = GuestWaiter(dom, serial, present=False)
-        start = time.perf_counter()
-        dom.detachDeviceFlags(disk, libvirt.VIR_DOMAIN_AFFECT_LIVE)
-        gone = waiter.wait() - start
-        while self.DEV in config.disk_target_devs(dom.XMLDesc(0)):
-            time.sleep(0.01)   # QEMU reports the unplug after the guest
-        self.tgt.delete_target(iqn)
-        self.targets.discard(iqn)
-        secret.undefine()
-        self.secrets.discard(usage)
-        undone = time.perf_counter() - start
-        self.lvm.delete_volume(name)
-        self.lvs.discard(name)
-        return attached, visible, gone, undone
-
-    def shutdown(self):
-        if self.domain is not None:
-            try:
-                self.domain.destroy()
-            except libvirt.libvirtError:
-                pass
-            self.domain = None
-
-    def cleanup(self):
-        self.shutdown()   # transient: destroying it also drops the disk
-        for iqn in list(self.targets):
-            self.tgt.delete_target(iqn)
-        for usage in list(self.secrets):
-            try:
-                self.conn.secretLookupByUsage(
-                    libvirt.VIR_SECRET_USAGE_TYPE_ISCSI, usage).undefine()
-            except libvirt.libvirtError:
-                pass
-        for name in list(self.lvs):
-            self.lvm.delete_volume(name)
-        if self.tmp:
-            shutil.rmtree(self.tmp, ignore_errors=True)
-
-
 def describe_guest(args, uri):
     """Fill in args.image_record, memory_mb and virt_type as nova sees
     them, so the floor's guest is the same kind as the stack's."""
@@ -283,140 +172,3 @@ def settle_volume(bench, server_id, volume_id, timeout=120):
         time.sleep(1)
         volume = bench.cloud.volume("GET", "/volumes/%s"
                                     % volume_id).json()["volume"]
-
-
-def _count(url, query):
-    with sa.create_engine(url).connect() as conn:
-        return conn.execute(sa.text(query)).scalar()
-
-
-def _pid(daemon):
-    try:
-        with open(os.path.join(STATUS_DIR, "%s.child.pid" % daemon)) as f:
-            return int(f.read().strip())
-    except (OSError, ValueError):
-        return None
-
-
-def _rss_kib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
-def leak_snapshot(bench, vg):
-    """Counts of everything an attach/detach can leave behind."""
-    cinder_db = journey._ini("/etc/ministack/minicinder.conf").get(
-        "database", "connection",
-        fallback="sqlite:////var/lib/ministack/cinder.sqlite")
-    loops, _ = executor.execute("losetup", "--list", "--noheadings")
-    disks = 0
-    for dom_name in filter(None, bench.servers.values()):
-        try:
-            xml = bench.conn.lookupByName(dom_name).XMLDesc(0)
-            disks += len(config.disk_target_devs(xml))
-        except libvirt.libvirtError:
-            pass
-    snap = {
-        "loop devices": len(loops.splitlines()),
-        "LVs in %s" % vg: len(lvm.LVM(vg).list_volumes()),
-        "tgt targets": len(tgt.TgtAdm().show_targets()),
-        "BDMs (nova, not deleted)": _count(
-            bench.nova_db, "SELECT COUNT(*) FROM block_device_mapping "
-            "WHERE deleted=0 AND volume_id IS NOT NULL"),
-        "attachments (cinder, not deleted)": _count(
-            cinder_db, "SELECT COUNT(*) FROM volume_attachment "
-            "WHERE deleted=0"),
-        "disks of bench domains": disks,
-        "libvirt secrets": len(bench.conn.listSecrets()),
-    }
-    for daemon in DAEMONS:
-        pid = _pid(daemon)
-        if pid is None or not os.path.exists("/proc/%d" % pid):
-            continue
-        snap["fds %s" % daemon] = len(os.listdir("/proc/%d/fd" % pid))
-        snap["RSS KiB %s" % daemon] = _rss_kib(pid)
-    return snap
-
-
-def our_residue(bench, vg, run):
-    """What is left of this run's own objects (names with the run id or
-    our volume ids), unaffected by other work on the box."""
-    marks = [run] + sorted(bench.all_volumes)
-    mine = lambda text: any(m in text for m in marks)   # noqa: E731
-    left = {
-        "LVs": [v["name"] for v in lvm.LVM(vg).list_volumes()
-                if mine(v["name"])],
-        "targets": [t["iqn"] for t in tgt.TgtAdm().show_targets()
-                    if mine(t["iqn"])],
-        "secrets": [s.usageID() for s in (
-            bench.conn.secretLookupByUUIDString(u)
-            for u in bench.conn.listSecrets()) if mine(s.usageID() or "")],
-        "domains": [],
-        "volumes": [],
-    }
-    for sid in bench.all_servers:
-        if bench.cloud.compute("GET", "/servers/%s" % sid).status_code != 404:
-            left["domains"].append(sid)
-    for vid in bench.all_volumes:
-        if bench.cloud.volume("GET", "/volumes/%s" % vid).status_code != 404:
-            left["volumes"].append(vid)
-    try:
-        bench.conn.lookupByName("bench-floor-%s" % run)
-        left["domains"].append("bench-floor-%s" % run)
-    except libvirt.libvirtError:
-        pass
-    return {k: v for k, v in left.items() if v}
-
-
-def chart(results, path):
-    """Write the PNG; None when matplotlib is missing or nothing ran."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return None
-    lat, soak = results.get("latency"), results.get("soak")
-    conc = results.get("concurrency")
-    panels = [p for p in (lat, conc, soak and soak["cycles"]) if p]
-    if not panels:
-        return None
-    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 5))
-    axes = list(axes) if len(panels) > 1 else [axes]
-    if lat:
-        ax = axes.pop(0)
-        keys = [("api_in_use", "attach\nin-use"),
-                ("api_visible", "attach\nguest"),
-                ("floor_visible", "floor\nattach"),
-                ("api_available", "detach\navailable"),
-                ("api_gone", "detach\nguest"),
-                ("floor_gone", "floor\ndetach")]
-        data = [[x * 1000 for x in lat[k] if x is not None] for k, _ in keys]
-        ax.boxplot(data, tick_labels=[label for _, label in keys])
-        ax.set_ylabel("ms from request accepted")
-        ax.set_title("attach/detach latency (n=%d)" % len(lat["api_visible"]))
-    if conc:
-        ax = axes.pop(0)
-        ax.bar(["attach all", "detach all"],
-               [conc["attach_wall"], conc["detach_wall"]])
-        ax.set_ylabel("wall seconds")
-        ax.set_title("%d servers x %d volumes at once (%d/%d errors)" % (
-            conc["g"], conc["v"], conc["attach_errors"],
-            conc["detach_errors"]))
-    if soak and soak["cycles"]:
-        ax = axes.pop(0)
-        cycles = soak["cycles"]
-        ax.plot([c[0] * 1000 for c in cycles], label="attach -> in-use")
-        ax.plot([c[1] * 1000 for c in cycles], label="detach -> available")
-        ax.set_xlabel("cycle")
-        ax.set_ylabel("ms")
-        ax.set_title("soak: %d cycles, median attach %.0f ms" % (
-            len(cycles), statistics.median(c[0] for c in cycles) * 1000))
-        ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
