@@ -30,7 +30,8 @@ class Database:
 
     def __init__(self, url, connect_timeout=10, pool_size=READER_POOL_SIZE):
         self.url = url
-        self.reader_engine = ms_db.make_engine(url, connect_timeout)
+        self.reader_engine = ms_db.make_engine(url, connect_timeout,
+                                               pool_size=pool_size)
         if url.startswith("sqlite"):
             _relaxed_sync(self.reader_engine)
         if url.startswith("sqlite") and ":memory:" not in url \
