@@ -15,17 +15,22 @@ one writes ``<dir>/<project>-<pid>-<n>.txt`` (mode 0600, the directory
 0700: the file names code paths and object counts, nothing else, but it
 is the operator's): RSS, the traced total, live objects by type, and the
 allocation sites that grew since the first dump and since the previous
-one. The usual run: warm up, signal (the baseline), run the cycles,
-signal again, read the second file: whatever it lists was allocated after
-the baseline and is still alive.
+one. Each dump first runs ``malloc_trim(0)`` and prints RSS before and
+after it: memory the C allocator held free is told apart from live data.
+The usual run: warm up, signal (the baseline), run the cycles, signal
+again, read the second file: whatever it lists was allocated after the
+baseline and is still alive.
 
 Off, it costs one environment lookup at start-up: no tracing, no handler.
 """
 
 import collections
+import ctypes
+import ctypes.util
 import datetime
 import gc
 import os
+import re
 import signal
 import threading
 import tracemalloc
@@ -62,6 +67,10 @@ class Tracer:
             if not tracemalloc.is_tracing():
                 tracemalloc.start(FRAMES)
             gc.collect()
+            # Both read before the snapshot and census allocate.
+            self.rss_before_trim = rss_kib()
+            self.trimmed = malloc_trim()
+            self.rss_after_trim = rss_kib()
             snapshot = tracemalloc.take_snapshot().filter_traces(_IGNORE)
             census = collections.Counter(
                 type(o).__name__ for o in gc.get_objects())
@@ -88,13 +97,21 @@ class Tracer:
 
     def _header(self, census):
         current, peak = tracemalloc.get_traced_memory()
+        # Threads by name, digits folded: a pool that keeps growing shows.
+        threads = collections.Counter(re.sub(r"\d+", "N", t.name)
+                                      for t in threading.enumerate())
         return ["%s pid %d dump %d at %s" % (
                     self.project, os.getpid(), self.count,
                     datetime.datetime.now(datetime.UTC).isoformat()),
-                "RSS %d KiB; traced %d KiB (peak %d KiB); %d threads; "
-                "%d gc objects" % (rss_kib(), current // 1024, peak // 1024,
-                                   threading.active_count(),
-                                   sum(census.values()))]
+                "RSS %d KiB, %s; traced %d KiB (peak %d KiB); %d threads; "
+                "%d gc objects" % (
+                    self.rss_before_trim,
+                    "%d KiB after malloc_trim(0)" % self.rss_after_trim
+                    if self.trimmed else "malloc_trim(0) unavailable",
+                    current // 1024, peak // 1024,
+                    threading.active_count(), sum(census.values())),
+                "threads: " + ", ".join("%s x%d" % item for item
+                                        in sorted(threads.items()))]
 
     def _census_diff(self, census):
         grown = sorted(((n - self.first_census.get(t, 0), t, n)
@@ -114,6 +131,18 @@ class Tracer:
                       % (stat.size_diff, stat.count_diff)]
             lines += stat.traceback.format(limit=FRAMES)
         return lines
+
+
+def malloc_trim():
+    """Hand the C heap's free pages back (glibc): RSS that this gives
+    back was free memory the allocator kept, not live data. False when
+    there is no glibc."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.malloc_trim(0)
+    except (OSError, AttributeError):
+        return False
+    return True
 
 
 def rss_kib():

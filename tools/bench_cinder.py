@@ -20,7 +20,7 @@ driver does: the comparison is fair to upstream.
 Which minicinder::
 
     tools/bench_cinder.py --start --upstream      # private, noauth, SQLite
-    tools/bench_cinder.py --start --connection mysql+pymysql://...
+    tools/bench_cinder.py --start --lab-database  # private, lab's MariaDB
     tools/bench_cinder.py --cloud ministack       # the lab's, keystone
     tools/bench_cinder.py --url http://127.0.0.1:8776   # a noauth one
 """
@@ -54,6 +54,7 @@ NOAUTH_SERVICE = {"X-Service-Token": "nova:service",
 CONNECTOR = {"initiator": "iqn.2024-01.org.ministack:bench", "host": "bench",
              "ip": "127.0.0.1", "platform": "x86_64", "os_type": "linux",
              "multipath": False, "mountpoint": "/dev/vdb"}
+LAB_CINDER_CONF = "/etc/ministack/minicinder.conf"
 STEPS = ("create", "update (connector)", "complete", "delete",
          "whole handshake")
 
@@ -85,6 +86,34 @@ def start_daemon(volume_group, connection=None):
             time.sleep(0.2)
     proc.kill()
     sys.exit("minicinder did not start; see %s/minicinder.log" % tmp)
+
+
+def lab_database():
+    """A temporary database on the lab's MariaDB server for a private
+    minicinder: (its URL, a function dropping it). Made and dropped with
+    the ``mysql`` client as root (unix socket), granted to the lab's
+    database user, whose password stays in the URL (config file only)."""
+    import configparser
+
+    import sqlalchemy as sa
+
+    from ministack import executor
+
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read(LAB_CINDER_CONF)
+    lab = sa.engine.make_url(parser.get("database", "connection"))
+    if not lab.drivername.startswith("mysql"):
+        sys.exit("--lab-database: the lab's database is %s, not MariaDB"
+                 % lab.drivername)
+    name = "bench_cinder_%s" % uuid.uuid4().hex[:8]
+    executor.execute("mysql", "-e", "CREATE DATABASE %s; GRANT ALL "
+                     "PRIVILEGES ON %s.* TO '%s'@'%s'" % (
+                         name, name, lab.username, lab.host))
+
+    def drop():
+        executor.execute("mysql", "-e", "DROP DATABASE IF EXISTS %s" % name)
+    return lab.set(database=name).render_as_string(hide_password=False), \
+        drop
 
 
 class Client:
@@ -161,6 +190,14 @@ def create_volume(client, timeout=120):
 
 
 def delete_volume(client, volume_id):
+    """Delete the volume, first any attachment a failed round left on it
+    (an attached volume cannot be deleted: its LV and export would stay
+    behind the private daemon)."""
+    resp = client.session.get(client.base + "/attachments",
+                              params={"volume_id": volume_id}, timeout=120)
+    for att in (resp.json().get("attachments", []) if resp.ok else []):
+        client.session.delete(client.base + "/attachments/%s" % att["id"],
+                              timeout=120)
     client.session.delete(client.base + "/volumes/%s" % volume_id,
                           timeout=120)
     for _ in range(600):
@@ -193,11 +230,21 @@ def minicinder_target(args):
         return Client("%s/v3/%s" % (args.url, PROJECT), NOAUTH_TOKEN,
                       NOAUTH_SERVICE), [], \
             None
-    url, proc, tmp = start_daemon(args.volume_group, args.connection)
+    connection = drop = None
+    if args.lab_database:
+        connection, drop = lab_database()
+    try:
+        url, proc, tmp = start_daemon(args.volume_group, connection)
+    except BaseException:
+        if drop:
+            drop()
+        raise
 
     def stop(failed):
         proc.send_signal(signal.SIGTERM)
         proc.wait(30)
+        if drop:
+            drop()
         if not failed:   # kept after a failure: its log says why
             shutil.rmtree(tmp, ignore_errors=True)
     return Client("%s/v3/%s" % (url, PROJECT), NOAUTH_TOKEN,
@@ -231,9 +278,10 @@ def main():
                        "keystone token for this clouds.yaml cloud")
     where.add_argument("--start", action="store_true",
                        help="start a private minicinder (root)")
-    parser.add_argument("--connection",
-                        help="[database] connection of the private one "
-                        "(default: SQLite in its temporary directory)")
+    parser.add_argument("--lab-database", action="store_true",
+                        help="the private one uses a temporary database "
+                        "on the lab's MariaDB (default: SQLite in its "
+                        "temporary directory)")
     parser.add_argument("--volume-group", default="stack-volumes-lvmdriver-1")
     parser.add_argument("--upstream", action="store_true",
                         help="measure upstream cinder %s too" %
