@@ -1,6 +1,7 @@
 """Bad or hostile input to the compute API: always nova's 4xx fault, never
 a 500 (issue 11). The real app in-process (conftest); the same attacks run
-against the deployed lab in tests/security/test_api_hardening.py."""
+against the deployed lab in tests/security/ (test_attachment_pairs,
+test_project_boundaries, test_never_a_500, test_request_body_limit)."""
 
 import pytest
 

@@ -2,7 +2,8 @@
 never a 500 and never a change to someone else's resources (issue 11).
 
 The real app in-process (conftest: fake driver, SQLite); the same attacks
-run against the deployed lab in tests/security/test_api_hardening.py.
+run against the deployed lab in tests/security/ (test_attachment_pairs,
+test_project_boundaries, test_never_a_500, test_request_body_limit).
 """
 
 import uuid
