@@ -54,7 +54,9 @@ for tier in "${tiers[@]}"; do
             echo "== ruff"
             "$VENV/bin/ruff" check ministack miniapi minicompute minicinder ministack_audit tests tools
             echo "== import-linter (the contracts in pyproject.toml)"
-            "$VENV/bin/lint-imports" ;;
+            "$VENV/bin/lint-imports"
+            echo "== RPC seam (topics and method names only in rpcapi)"
+            "$VENV/bin/python" tools/lint_rpc_seam.py ;;
         unit)       run_tier unit tests/unit ;;
         functional) run_tier functional tests/functional ;;
         tempest)    run_tier tempest-style tests/tempest_style yes ;;

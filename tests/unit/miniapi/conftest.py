@@ -15,6 +15,7 @@ from ministack import config as ms_config
 from ministack import context
 from ministack import db
 from ministack import rpc
+from minicompute import rpcapi
 from minicompute.db import api as db_api
 from minicompute.db import models
 from miniapi import app as app_mod
@@ -70,7 +71,7 @@ def _rpc_server():
         conf, url="fake:/", allowed_remote_exmods=rpc.ALLOWED_EXMODS)
     manager = fakes.FakeComputeManager(HOST)
     server = rpc.get_server(
-        transport, messaging.Target(topic="compute", server=HOST),
+        transport, messaging.Target(topic=rpcapi.RPC_TOPIC, server=HOST),
         [manager])
     server.start()
     manager.transport = transport
