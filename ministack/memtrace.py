@@ -19,7 +19,8 @@ one. Each dump first runs ``malloc_trim(0)`` and prints RSS before and
 after it: memory the C allocator held free is told apart from live data.
 The usual run: warm up, signal (the baseline), run the cycles, signal
 again, read the second file: whatever it lists was allocated after the
-baseline and is still alive.
+baseline and is still alive. While tracing, RSS also holds tracemalloc's
+own tables (printed): judge RSS growth on an untraced run.
 
 Off, it costs one environment lookup at start-up: no tracing, no handler.
 """
@@ -103,12 +104,13 @@ class Tracer:
         return ["%s pid %d dump %d at %s" % (
                     self.project, os.getpid(), self.count,
                     datetime.datetime.now(datetime.UTC).isoformat()),
-                "RSS %d KiB, %s; traced %d KiB (peak %d KiB); %d threads; "
-                "%d gc objects" % (
+                "RSS %d KiB, %s; traced %d KiB (peak %d KiB), tracemalloc "
+                "itself %d KiB; %d threads; %d gc objects" % (
                     self.rss_before_trim,
                     "%d KiB after malloc_trim(0)" % self.rss_after_trim
                     if self.trimmed else "malloc_trim(0) unavailable",
                     current // 1024, peak // 1024,
+                    tracemalloc.get_tracemalloc_memory() // 1024,
                     threading.active_count(), sum(census.values())),
                 "threads: " + ", ".join("%s x%d" % item for item
                                         in sorted(threads.items()))]
