@@ -170,8 +170,11 @@ class UpstreamCinder:
             # No periodic usage reports or image cache: nothing else runs.
             "periodic_interval": "60",
         }
+        # Three processes (and the API's workers) write one SQLite file:
+        # wait for its lock up to a minute, not pysqlite's 5 s, or a busy
+        # box turns a wait into "database is locked" (a 500).
         conf["database"] = {"connection": "sqlite:///%s/cinder.sqlite"
-                            % self.tmp}
+                            "?timeout=60" % self.tmp}
         conf["oslo_concurrency"] = {"lock_path": os.path.join(self.tmp,
                                                               "locks")}
         conf["oslo_messaging_notifications"] = {"driver": "noop"}
