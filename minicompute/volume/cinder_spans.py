@@ -32,8 +32,8 @@ def _action(path, kwargs):
             data = json.loads(data)
         except ValueError:
             return None
-    from ministack.trace import hops
-    return hops.action_name(data)
+    from ministack.trace import naming
+    return naming.action_name(data)
 
 
 class Session(ks_session.Session):
@@ -42,7 +42,7 @@ class Session(ks_session.Session):
     def request(self, url, method, **kwargs):
         if profiler.get() is None or kwargs.get("authenticated") is False:
             return super().request(url, method, **kwargs)
-        from ministack.trace import hops
+        from ministack.trace import naming
         from ministack.trace import profiler as ms_profiler
         path = _path(url, kwargs.get("endpoint_override"))
         details = {"method": method, "path": path,
@@ -50,7 +50,7 @@ class Session(ks_session.Session):
         action = _action(path, kwargs)
         if action:
             details["action"] = action
-        name = hops.rest_name(method, path)
+        name = naming.rest_name(method, path)
         with ms_profiler.span("cinder", "REST", name, actor="cinder",
                               details=lambda: details) as sp:
             resp = super().request(url, method, **kwargs)

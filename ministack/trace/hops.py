@@ -65,7 +65,7 @@ what made it:
 * ``wsgi`` - an API's WSGI entry (:mod:`ministack.trace.middleware`,
   osprofiler's WsgiMiddleware): kind REST, name ``METHOD /path`` with
   UUIDs and the project replaced by ``{id}``/``{project}``
-  (:func:`rest_name`), status and request id from the stop info, the
+  (:func:`naming.rest_name`), status and request id from the stop info, the
   action of a ``POST .../action`` from the start info. Actor: nova-api for
   nova-api, cinder for cinder-api.
 * ``rpc`` - an RPC CALL or CAST made by a client (miniapi): actor
@@ -113,7 +113,8 @@ import datetime
 import json
 import re
 
-from oslo_utils import strutils
+from ministack.trace import naming
+from ministack.trace import storage
 
 ACTORS = ("user", "nova-api", "rabbitmq", "nova-compute", "cinder",
           "os-brick", "libvirt", "guest")
@@ -121,35 +122,6 @@ KINDS = ("REST", "CALL", "CAST", "LIBRARY", "COMMAND", "DB")
 PHASES = ("reserve", "cast", "connect/attach", "complete")
 
 _TS_FORMAT = "%Y-%m-%dT%H:%M:%S.%f"
-_UUID = r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?" \
-        r"[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"
-_UUID_RE = re.compile("^%s$" % _UUID)
-_REQ_RE = re.compile(r"req-%s" % _UUID)
-# /v3/<project>/... and /v2.1/<project>/... (a project id is a hex string)
-_PROJECT_RE = re.compile(r"^(/v[0-9.]+)/([0-9a-fA-F]{32}|%s)(?=/|$)" % _UUID)
-# The first segment after /v2.1/ or /v3/, followed by more path.
-_FIRST_SEGMENT_RE = re.compile(r"^/(v2\.1|v3)/([^/]+)(?=/.)")
-# First segments after /v2.1/ (nova) and /v3/ (cinder, keystone) that are
-# the APIs' own collections, not a project: any other segment there is
-# the project of the URL, whatever it is (a name on a noauth stack).
-# Every os-*/OS-* extension is a collection too.
-_COLLECTIONS = frozenset((
-    # nova v2.1
-    "servers", "flavors", "images", "limits", "extensions",
-    # cinder v3 (project-less URLs, microversion 3.67+)
-    "volumes", "attachments", "types", "snapshots", "backups", "messages",
-    "groups", "group_types", "group_snapshots", "qos-specs",
-    "scheduler-stats", "manageable_volumes", "manageable_snapshots",
-    "workers", "clusters", "capabilities", "default-types",
-    "resource_filters", "consistencygroups", "cgsnapshots",
-    "volume-transfers",
-    # keystone v3
-    "auth", "projects", "users", "domains", "roles", "regions",
-    "endpoints", "services", "credentials", "policies",
-    "role_assignments", "role_inferences", "system", "registered_limits",
-    "application_credentials",
-))
-
 # The actor of a REST server span, by the osprofiler service that made it.
 _SERVICE_ACTOR = {"nova-api": "nova-api", "nova-compute": "nova-compute",
                   "cinder-api": "cinder", "cinder-volume": "cinder",
@@ -160,105 +132,13 @@ _COMPLETE_ACTIONS = ("os-complete", "os-roll_detaching", "os-detach",
 _RESERVE_CALLS = ("reserve_block_device_name",)
 
 
-class TraceNotFound(LookupError):
-    """No stored span matches the trace id or request id."""
-
-
-def mask(value):
-    """``value`` (dict, list, str...) with every secret masked."""
-    if isinstance(value, dict):
-        value = strutils.mask_dict_password(value)
-        return {key: mask(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        if all(isinstance(item, str) for item in value):
-            # An argv: "--password VALUE" hides VALUE, the next item.
-            from ministack import executor
-            value = executor.masked(list(value))
-        return [mask(item) for item in value]
-    if isinstance(value, str):
-        return strutils.mask_password(value)
-    return value
-
-
-_ACTION_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.:-]{0,63}$")
-
-
-def action_name(body):
-    """The action an action request's body names (``{"os-attach": {...}}``
-    -> ``os-attach``): its only key, if it looks like an action name;
-    otherwise None. Only the key is ever kept, never the rest of the body
-    (a connector, a token)."""
-    if isinstance(body, dict) and len(body) == 1:
-        key = next(iter(body))
-        if isinstance(key, str) and _ACTION_RE.match(key):
-            return key
-    return None
-
-
-def rest_name(method, path):
-    """``METHOD /path`` with ids as placeholders: the same hop of two
-    attaches has the same name. The project segment becomes
-    ``{project}``: a hex project id anywhere, and after ``/v2.1/`` or
-    ``/v3/`` any segment that is not one of the APIs' collections (a
-    project name on a noauth stack)."""
-    path = path or "/"
-    path = _PROJECT_RE.sub(r"\1/{project}", path)
-    match = _FIRST_SEGMENT_RE.match(path)
-    if match and match.group(2) != "{project}" and \
-            match.group(2) not in _COLLECTIONS and \
-            not match.group(2).lower().startswith("os-"):
-        path = "/%s/{project}%s" % (match.group(1), path[match.end():])
-    parts = ["{id}" if _UUID_RE.match(part) else part
-             for part in path.split("/")]
-    return "%s %s" % (method, "/".join(parts))
-
-
-# --- reading the store -------------------------------------------------------
-
-def _engine(connection_string):
-    from ministack.trace import storage
-    return storage.engine(connection_string)
-
-
-def _rows(connection_string, ident):
-    """The stored notifications of the trace named by ``ident``, as
-    dicts (name, base_id, trace_id, parent_id, service, host, timestamp,
-    data)."""
-    import sqlalchemy as sa
-
-    from ministack.trace import storage
-    table = storage.data_table()
-    engine = _engine(connection_string)
-    try:
-        with engine.connect() as conn:
-            if _UUID_RE.match(ident or ""):
-                base_id = ident
-            elif _REQ_RE.fullmatch(ident or ""):
-                found = conn.execute(
-                    sa.select(table.c.base_id)
-                    .where(table.c.data.cast(sa.Text).contains(ident))
-                    .order_by(table.c.id.desc()).limit(1)).first()
-                if found is None:
-                    raise TraceNotFound(
-                        "no trace carries request id %s" % ident)
-                base_id = found[0]
-            else:
-                raise TraceNotFound(
-                    "%r is neither a trace id (UUID) nor a request id "
-                    "(req-UUID)" % ident)
-            result = conn.execute(
-                sa.select(table).where(table.c.base_id == base_id)
-                .order_by(table.c.id)).mappings().all()
-    finally:
-        engine.dispose()
-    if not result:
-        raise TraceNotFound("no trace %s" % ident)
-    return [dict(row) for row in result]
+# No stored span matches the trace id or request id (raised by load()).
+TraceNotFound = storage.TraceNotFound
 
 
 def load(connection_string, ident):
     """The trace named by ``ident`` (trace id or request id) as hops."""
-    return build(_rows(connection_string, ident))
+    return build(storage.trace_rows(connection_string, ident))
 
 
 # --- spans to hops -----------------------------------------------------------
@@ -328,7 +208,8 @@ def _hop(span):
     if category == "wsgi":
         request = start_info.get("request") or {}
         kind = "REST"
-        name = rest_name(request.get("method", "?"), request.get("path"))
+        name = naming.rest_name(request.get("method", "?"),
+                                request.get("path"))
         actor = _actor_of_service(service)
         details = {"method": request.get("method"),
                    "path": request.get("path"),
@@ -372,15 +253,15 @@ def _hop(span):
         "actor": actor,
         "from_actor": "user",
         "kind": kind,
-        "name": mask(str(name)),
+        "name": naming.mask(str(name)),
         "start_ms": 0.0,
         "duration_ms": duration,
         "phase": None,
         "status": int(status) if isinstance(status, (int, str)) and
         str(status).isdigit() else None,
         "request_id": request_id,
-        "error": mask(error) if error else None,
-        "details": mask(details) if isinstance(details, dict) else {},
+        "error": naming.mask(error) if error else None,
+        "details": naming.mask(details) if isinstance(details, dict) else {},
         "_span": span,
     }
 

@@ -55,8 +55,8 @@ def request_action(environ):
         body = json.loads(data)
     except Exception:  # not JSON, not UTF-8, nested too deep...
         return None
-    from ministack.trace import hops
-    return hops.action_name(body)
+    from ministack.trace import naming
+    return naming.action_name(body)
 
 
 class TraceMiddleware(web.WsgiMiddleware):

@@ -95,11 +95,11 @@ def tracing():
 
 
 def mask(value):
-    """``value`` with every secret masked (:func:`hops.mask`: oslo.utils'
+    """``value`` with every secret masked (:func:`naming.mask`: oslo.utils'
     rules for password, auth_password, token, secret... keys, and
     ``--password VALUE`` in text and argv lists)."""
-    from ministack.trace import hops
-    return hops.mask(value)
+    from ministack.trace import naming
+    return naming.mask(value)
 
 
 def _request_id():

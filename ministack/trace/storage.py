@@ -26,6 +26,8 @@ import sqlalchemy as sa
 from osprofiler.drivers import base
 from osprofiler.drivers import sqlalchemy_driver
 
+from ministack.trace import naming
+
 LOG = logging.getLogger(__name__)
 
 _METADATA = sa.MetaData()
@@ -175,3 +177,40 @@ def register():
     stock = sqlalchemy_driver.SQLAlchemyDriver
     for name in ("__init__", "notify", "list_traces", "get_report"):
         setattr(stock, name, getattr(SQLAlchemyDriver, name))
+
+
+class TraceNotFound(LookupError):
+    """No stored span matches the trace id or request id."""
+
+
+def trace_rows(connection_string, ident):
+    """The stored notifications of the trace named by ``ident``, as
+    dicts (name, base_id, trace_id, parent_id, service, host, timestamp,
+    data)."""
+    table = data_table()
+    bound = engine(connection_string)
+    try:
+        with bound.connect() as conn:
+            if naming.UUID_RE.match(ident or ""):
+                base_id = ident
+            elif naming.REQ_RE.fullmatch(ident or ""):
+                found = conn.execute(
+                    sa.select(table.c.base_id)
+                    .where(table.c.data.cast(sa.Text).contains(ident))
+                    .order_by(table.c.id.desc()).limit(1)).first()
+                if found is None:
+                    raise TraceNotFound(
+                        "no trace carries request id %s" % ident)
+                base_id = found[0]
+            else:
+                raise TraceNotFound(
+                    "%r is neither a trace id (UUID) nor a request id "
+                    "(req-UUID)" % ident)
+            result = conn.execute(
+                sa.select(table).where(table.c.base_id == base_id)
+                .order_by(table.c.id)).mappings().all()
+    finally:
+        bound.dispose()
+    if not result:
+        raise TraceNotFound("no trace %s" % ident)
+    return [dict(row) for row in result]

@@ -199,7 +199,7 @@ def recent_traces(connection_string, limit=50):
     """
     import sqlalchemy as sa
 
-    from ministack.trace import hops as hops_mod
+    from ministack.trace import naming
     from ministack.trace import storage
     table = storage.data_table()
     engine = storage.engine(connection_string)
@@ -233,8 +233,8 @@ def recent_traces(connection_string, limit=50):
         request = (_data(head.data).get("info") or {}).get("request") \
             if head is not None else None
         if isinstance(request, dict) and request.get("path"):
-            name = hops_mod.rest_name(request.get("method", "?"),
-                                      request["path"])
+            name = naming.rest_name(request.get("method", "?"),
+                                    request["path"])
         traces.append({"trace_id": base_id,
                        # osprofiler stamps UTC without saying so.
                        "started_at": started and started + "+00:00",
