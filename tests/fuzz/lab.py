@@ -5,20 +5,17 @@ run made: the pools below, filled at start-up (a volume type, volumes of
 the demo and admin projects, attachments, one guest) and by every
 successful create the fuzzing itself does. Everything the run makes is
 named with :data:`PREFIX` where the API takes a name, and remembered by
-id, so :meth:`Lab.cleanup` finds it all; ``ministack-audit`` runs after.
+id, so :meth:`Lab.cleanup` finds it all; ``ministack-audit`` runs after
+(:mod:`tests.fuzz.audit`).
 """
 
 import json
-import os
-import shutil
-import subprocess
-import sys
-import time
 import urllib.parse
 import uuid
 
 import requests
 
+from tests.fuzz import audit
 from tests.tempest_style import auth
 from tests.tempest_style import base
 from tests.tempest_style import clients
@@ -35,7 +32,6 @@ _CREATED = {"volume": "volume", "volume_type": "type",
 _DEPENDENT = ("volumeAttachment", "token")
 
 VOLUMES = 3
-AUDIT_TIMEOUT = 60
 
 
 class Lab:
@@ -121,7 +117,7 @@ class Lab:
 
     def setup(self, with_server=True):
         """Make the resources destructive requests may aim at."""
-        self.audit_before = audit_once()[1]
+        self.audit_before = audit.audit_once()[1]
         server = None
         if with_server:
             server = self.demo_compute.create_server(
@@ -329,75 +325,3 @@ class Lab:
         left += ["%s %s (no clean-up for this kind in tests/fuzz/lab.py)"
                  % item for item in self.unknown]
         return sorted(set(left))
-
-
-def audit_binary():
-    here = os.path.join(os.path.dirname(sys.executable), "ministack-audit")
-    return here if os.path.exists(here) else shutil.which("ministack-audit")
-
-
-def audit_once():
-    """``ministack-audit --json``: (exit code, report or None)."""
-    proc = subprocess.run([audit_binary(), "--json"], capture_output=True,
-                          text=True, timeout=300)
-    try:
-        return proc.returncode, json.loads(proc.stdout)
-    except ValueError:
-        return proc.returncode, None
-
-
-def explain_divergences(found, before, own_ids):
-    """One line per divergence, saying whether it was there before the
-    run and whether it names one of the run's resources."""
-    seen = {(d["kind"], d["subject"]) for d in (before or {}).get(
-        "found", [])}
-    lines = []
-    for div in found:
-        text = json.dumps(div, default=str)
-        tags = []
-        if (div["kind"], div["subject"]) in seen:
-            tags.append("already there before the run")
-        if any(i and i in text for i in own_ids):
-            tags.append("names a resource of this run")
-        lines.append("%s: %s (%s)%s" % (
-            div["kind"], div["subject"], div.get("detail"),
-            " [%s]" % ", ".join(tags) if tags else ""))
-    return lines
-
-
-def audit_until_clean(timeout=AUDIT_TIMEOUT, before=None):
-    """Run ``ministack-audit --json`` until it reports nothing (what was
-    just deleted may take a moment to leave every ledger).
-
-    Divergences that were all there before the run (``before``, an
-    earlier report) will not leave by waiting: no second look then.
-
-    :returns: (exit code, report) of the last run.
-    :raises AssertionError: the audit cannot run (exit 3) until the
-        timeout, or prints no report.
-    """
-    deadline = time.monotonic() + timeout
-    while True:
-        proc = subprocess.run([audit_binary(), "--json"],
-                              capture_output=True, text=True, timeout=300)
-        if proc.returncode == 3:
-            # It reads six ledgers one after the other; a guest another
-            # session deletes in between can make a read fail. Again.
-            if time.monotonic() > deadline:
-                raise AssertionError("ministack-audit could not run: %s"
-                                     % proc.stderr[-2000:])
-            time.sleep(3)
-            continue
-        try:
-            report = json.loads(proc.stdout)
-        except ValueError:
-            raise AssertionError("ministack-audit exited %s without a "
-                                 "report: %s" % (proc.returncode,
-                                                 proc.stderr[-2000:]))
-        old = {(d["kind"], d["subject"])
-               for d in (before or {}).get("found", [])}
-        stale = all((d["kind"], d["subject"]) in old
-                    for d in report["found"])
-        if proc.returncode == 0 or stale or time.monotonic() > deadline:
-            return proc.returncode, report
-        time.sleep(3)

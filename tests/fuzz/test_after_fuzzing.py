@@ -9,7 +9,7 @@ whether it was there before the run and whether it names the run's own
 resources, for when another session shares the lab.
 """
 
-from tests.fuzz import lab as lab_mod
+from tests.fuzz import audit
 
 
 def test_cleanup_then_audit_is_clean(lab):
@@ -17,7 +17,7 @@ def test_cleanup_then_audit_is_clean(lab):
     assert not problems, "clean-up failed:\n  " + "\n  ".join(problems)
     left = lab.leftovers()
     assert not left, "the fuzz run left resources behind: %s" % left
-    rc, report = lab_mod.audit_until_clean(before=lab.audit_before)
+    rc, report = audit.audit_until_clean(before=lab.audit_before)
     assert rc == 0, "ministack-audit after fuzzing (exit %s):\n  %s" % (
-        rc, "\n  ".join(lab_mod.explain_divergences(
+        rc, "\n  ".join(audit.explain_divergences(
             report["found"], lab.audit_before, lab.own_ids())))

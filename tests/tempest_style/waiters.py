@@ -1,35 +1,8 @@
-"""Waiters that fail fast on error states and say exactly what they saw."""
+"""Waiters that fail fast on error states and say exactly what they saw:
+tempest's, on the one poll of ``tests/support/waiting.py``."""
 
-import time
-
-
-class WaitTimeout(AssertionError):
-    pass
-
-
-class ErrorState(AssertionError):
-    pass
-
-
-def wait_for(describe, get, done, failed=None, timeout=300, interval=0.5):
-    """Poll ``get()`` until ``done(value)``; fail fast on ``failed(value)``.
-
-    :param describe: a phrase like "volume 1234 to become available"; it
-        starts every failure message.
-    :returns: the last value.
-    """
-    deadline = time.monotonic() + timeout
-    value = get()
-    while not done(value):
-        if failed is not None and failed(value):
-            raise ErrorState("waiting for %s: reached an error state: %s" %
-                             (describe, value))
-        if time.monotonic() > deadline:
-            raise WaitTimeout("waiting for %s: still %s after %ss" %
-                              (describe, value, timeout))
-        time.sleep(interval)
-        value = get()
-    return value
+from tests.support.waiting import WaitTimeout  # noqa: F401 (for callers)
+from tests.support.waiting import wait_for
 
 
 def wait_for_volume_status(client, volume_id, status, timeout=300,

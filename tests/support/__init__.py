@@ -1,0 +1,5 @@
+"""What the test tiers share: the one waiter (``waiting``), the daemon and
+client helpers of the functional suites (``daemons``, ``miniapi_daemon``,
+``minicinder_daemon``, ``private_stack``, ``journey``,
+``database_servers``, ``keystone``) and the cast-as-call RPC client of the
+unit tests (``rpc``)."""
