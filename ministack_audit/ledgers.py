@@ -1,35 +1,52 @@
 """Read the six ledgers into a :class:`ministack.ledgers.snapshot.Snapshot`.
 
-Where each one comes from (settings from the daemons' own config files,
-so the audit sees exactly what they see):
+The audit is a client of each ledger's owner, with the settings of the
+daemons' own config files, so it sees exactly what they see:
 
-* nova BDMs and instances: the nova database (``minicompute.conf``
-  ``[database] connection``), read-only SQL;
-* Cinder volumes and attachments: the cinder database
-  (``minicinder.conf``), read-only SQL, because the REST API hides
-  ``attach_status``, connectors and deleted rows;
-* libvirt: every domain named by ``instance_name_template``, live and
-  persistent XML (disks whose ``<serial>`` is a volume id);
-* tgt: ``tgtadm --mode target --op show`` (targets named
-  ``target_prefix`` + ``volume_name_template``);
-* LVM: ``lvs`` with activation off (device-mapper may be missing) and the
-  extent range of each LV;
-* loop devices: ``losetup --list`` over the VG's physical volumes.
+* nova BDMs, instances and running events: nova's data API
+  (``minicompute.db.api``) on ``minicompute.conf`` ``[database]
+  connection``;
+* Cinder volumes and attachments: minicinder's data API
+  (``minicinder.db.api``) on ``minicinder.conf``'s database. Cinder's REST
+  API cannot serve these: it never shows deleted volumes (a leftover LV
+  or target of a deleted volume is cleaned up, one of a volume never
+  heard of is left to a person), nor an attachment's connector (the
+  initiator an export's ACL must account for);
+* libvirt: minicompute's libvirt driver and host (every domain named by
+  ``instance_name_template``, its live and persistent disks whose
+  ``<serial>`` is a volume id);
+* tgt: minicinder's ``TgtAdm`` (targets named ``target_prefix`` +
+  ``volume_name_template``);
+* LVM and loop devices: minicinder's ``LVM`` adapter (LVs, the extent
+  range of each, the loop devices over the group's physical volumes).
+
+Every read is read-only; the repairs are ``fixes.py``.
 """
 
-import datetime
+import contextlib
 import json
 import re
-import xml.etree.ElementTree as ET
 
 import sqlalchemy as sa
 from oslo_config import cfg
 
+from minicinder import conf as cinder_opts
+from minicinder.db import api as cinder_db
+from minicinder.volume import lvm
+from minicinder.volume import tgt
+from minicompute import conf as compute_opts
+from minicompute import exception as nova_exception
+from minicompute.db import api as nova_db
+from minicompute.virt.libvirt import driver as libvirt_driver
+from minicompute.virt.libvirt import host as libvirt_host
 from ministack import config
+from ministack import context
 from ministack import db
 from ministack import exception
-from ministack import executor
 from ministack.ledgers import snapshot
+
+# The compute events whose volume is in flight while they run.
+_VOLUME_EVENTS = ("compute_attach_volume", "compute_detach_volume")
 
 
 class Settings:
@@ -59,8 +76,6 @@ def load_settings(compute_file, cinder_file):
 
     :raises ConfigError: a file is missing or has a bad value.
     """
-    from minicinder import conf as cinder_opts
-    from minicompute import conf as compute_opts
     confs = []
     for path, register in ((compute_file, compute_opts.register_opts),
                            (cinder_file, cinder_opts.register_opts)):
@@ -73,15 +88,16 @@ def load_settings(compute_file, cinder_file):
     return Settings(*confs)
 
 
-def _rows(url, query, **params):
+@contextlib.contextmanager
+def _reading(url):
+    """An engine on a daemon's database for one read; any database error
+    (unreachable, or not a schema this audit knows: a wrong database, no
+    migrations) becomes a one-line ConfigError naming the URL without
+    its password."""
     engine = sa.create_engine(url)
     try:
-        with engine.connect() as conn:
-            return [dict(r) for r in conn.execute(sa.text(query),
-                                                  params).mappings()]
+        yield engine
     except sa.exc.DBAPIError as exc:
-        # unreachable, or not a schema this audit knows (a wrong database,
-        # no migrations); the URL is shown without its password
         raise exception.ConfigError(reason="cannot read %s: %s" % (
             sa.engine.make_url(url).render_as_string(),
             (str(exc.orig).splitlines() or [""])[0]))
@@ -89,59 +105,53 @@ def _rows(url, query, **params):
         engine.dispose()
 
 
-def _time(value):
-    if value is None or isinstance(value, datetime.datetime):
-        return value
-    return datetime.datetime.fromisoformat(str(value))
+@contextlib.contextmanager
+def cinder_session(settings):
+    """One read transaction on the cinder database, for minicinder's
+    data API (``minicinder.db.api``)."""
+    with _reading(settings.cinder_db) as engine, \
+            db.session_scope(db.make_sessionmaker(engine)) as session:
+        yield session
 
 
 def read_nova(settings, snap):
-    instances = {}
-    for r in _rows(settings.nova_db,
-                   "SELECT id, uuid, host, deleted FROM instances"):
-        instances[r["uuid"]] = {
-            "uuid": r["uuid"], "host": r["host"],
-            "domain": settings.name_template % r["id"],
-            "deleted": bool(r["deleted"])}
-    snap.instances = instances
+    ctxt = context.get_admin_context()
+    with _reading(settings.nova_db) as engine:
+        nova_db.configure(engine)
+        instances = nova_db.instance_get_all_including_deleted(ctxt)
+        bdms = nova_db.bdm_get_all_volumes(ctxt)
+        running = nova_db.action_events_running(ctxt, events=_VOLUME_EVENTS)
+    snap.instances = {r.uuid: {
+        "uuid": r.uuid, "host": r.host,
+        "domain": settings.name_template % r.id,
+        "deleted": bool(r.deleted)} for r in instances}
     snap.bdms = [{
-        "id": r["id"], "instance_uuid": r["instance_uuid"],
-        "volume_id": r["volume_id"], "attachment_id": r["attachment_id"],
-        "connection_info": json.loads(r["connection_info"])
-        if r["connection_info"] else None,
-        "device_name": r["device_name"],
-        "updated_at": _time(r["updated_at"] or r["created_at"])}
-        for r in _rows(settings.nova_db,
-                       "SELECT * FROM block_device_mapping WHERE deleted=0 "
-                       "AND destination_type='volume' AND volume_id IS NOT "
-                       "NULL")]
-    snap.in_flight = {r["instance_uuid"] for r in _rows(
-        settings.nova_db,
-        "SELECT a.instance_uuid FROM instance_actions_events e JOIN "
-        "instance_actions a ON a.id=e.action_id WHERE e.finish_time IS "
-        "NULL AND e.deleted=0 AND e.event IN ('compute_attach_volume', "
-        "'compute_detach_volume')")}
+        "id": r.id, "instance_uuid": r.instance_uuid,
+        "volume_id": r.volume_id, "attachment_id": r.attachment_id,
+        "connection_info": json.loads(r.connection_info)
+        if r.connection_info else None,
+        "device_name": r.device_name,
+        "updated_at": r.updated_at or r.created_at} for r in bdms]
+    snap.in_flight = {action.instance_uuid for _event, action in running}
 
 
 def read_cinder(settings, snap):
-    snap.volumes = {r["id"]: {
-        "id": r["id"], "status": r["status"], "deleted": bool(r["deleted"]),
-        "updated_at": _time(r["updated_at"] or r["created_at"])}
-        for r in _rows(settings.cinder_db,
-                       "SELECT id, status, deleted, updated_at, created_at "
-                       "FROM volumes")}
-    snap.attachments = []
-    # Cinder's ``deleted`` is a Boolean (PostgreSQL has no boolean = 0)
-    for r in _rows(settings.cinder_db,
-                   "SELECT * FROM volume_attachment WHERE deleted = :live",
-                   live=False):
-        connector = json.loads(r["connector"]) if r["connector"] else {}
-        snap.attachments.append({
-            "id": r["id"], "volume_id": r["volume_id"],
-            "instance_uuid": r["instance_uuid"],
-            "attach_status": r["attach_status"],
-            "initiator": (connector or {}).get("initiator"),
-            "updated_at": _time(r["updated_at"] or r["created_at"])})
+    ctxt = context.get_admin_context()
+    with cinder_session(settings) as session:
+        volumes = cinder_db.volume_get_all_including_deleted(session)
+        attachments = cinder_db.attachment_get_all(session, ctxt, {},
+                                                   all_tenants=True)
+        snap.volumes = {r.id: {
+            "id": r.id, "status": r.status, "deleted": bool(r.deleted),
+            "updated_at": r.updated_at or r.created_at} for r in volumes}
+        snap.attachments = [{
+            "id": r.id, "volume_id": r.volume_id,
+            "instance_uuid": r.instance_uuid,
+            "attach_status": r.attach_status,
+            "initiator": (cinder_db.load_json(r.connector) or {}).get(
+                "initiator"),
+            "updated_at": r.updated_at or r.created_at}
+            for r in attachments]
 
 
 def _template_re(template):
@@ -151,46 +161,32 @@ def _template_re(template):
 
 
 def read_libvirt(settings, snap):
-    import libvirt
-    libvirt.registerErrorHandler(lambda _ctx, _err: None, None)
     by_name = {i["domain"]: i["uuid"] for i in (snap.instances or {}
                                                 ).values()}
     pattern = _template_re(settings.name_template)
-    conn = libvirt.open(settings.libvirt_uri)
+    host = libvirt_host.Host(settings.libvirt_uri)
+    drv = libvirt_driver.LibvirtDriver(settings.compute_conf, host=host)
     domains = {}
     try:
-        for dom in conn.listAllDomains():
-            name = dom.name()
+        for guest in host.list_guests():
+            name = guest.name
             if not pattern.match(name):
                 continue
-            active = bool(dom.isActive())
-            live = _disks(dom.XMLDesc(0)) if active else {}
-            persistent = _disks(dom.XMLDesc(libvirt.VIR_DOMAIN_XML_INACTIVE))
-            disks = {}
-            for dev in set(live) | set(persistent):
-                el = live.get(dev, persistent.get(dev))
-                serial = el.find("serial")
-                disks[dev] = {"serial": serial.text if serial is not None
-                              else None, "live": dev in live,
-                              "config": dev in persistent,
-                              "xml": ET.tostring(persistent.get(dev, el),
-                                                 encoding="unicode")}
-            domains[name] = {"instance_uuid": by_name.get(
-                name, dom.UUIDString()), "active": active, "disks": disks}
+            try:
+                disks = drv.list_volume_disks({"name": name})
+            except nova_exception.DomainNotFound:
+                disks = None
+            if disks is None:
+                continue    # undefined while we looked: nothing to audit
+            domains[name] = {"instance_uuid": by_name.get(name, guest.uuid),
+                             "active": disks["active"],
+                             "disks": disks["disks"]}
     finally:
-        conn.close()
+        drv.cleanup_host()
     snap.domains = domains
 
 
-def _disks(xml):
-    root = ET.fromstring(xml)
-    return {d.find("target").get("dev"): d
-            for d in root.findall("./devices/disk")
-            if d.find("target") is not None}
-
-
 def read_tgt(settings, snap):
-    from minicinder.volume import tgt
     pattern = _template_re(settings.target_prefix +
                            settings.volume_name_template)
     snap.targets = []
@@ -206,7 +202,6 @@ def read_tgt(settings, snap):
 
 
 def read_lvm(settings, snap, all_loops=True):
-    from minicinder.volume import lvm
     vg = lvm.LVM(settings.volume_group)
     pattern = _template_re(settings.volume_name_template)
     snap.lvs = {}
@@ -222,24 +217,12 @@ def read_lvm(settings, snap, all_loops=True):
         if match and snapshot.UUID_RE.match(match.group(1)):
             snap.lvs[lv["name"]] = {"volume_id": match.group(1),
                                     "range": rng}
-    out, _ = executor.execute("pvs", "--config", "global{activation=0}",
-                              "--noheadings", "-o", "pv_name,vg_name")
-    pvs = {line.split()[0] for line in out.splitlines()
-           if len(line.split()) == 2 and
-           line.split()[1] == settings.volume_group}
-    out, _ = executor.execute("losetup", "--list", "--noheadings", "--raw",
-                              "--output", "NAME,OFFSET,SIZELIMIT,BACK-FILE")
     snap.loops = []
     foreign = set(ranges)
-    for line in out.splitlines():
-        fields = line.split(" ", 3)
-        if len(fields) != 4 or fields[3].strip() not in pvs:
-            continue
-        loop = {"name": fields[0], "backing": fields[3].strip(),
-                "offset": int(fields[1]), "size": int(fields[2])}
+    ours = {lv["range"] for lv in snap.lvs.values()}
+    for loop in vg.loop_devices():
         key = (loop["backing"], loop["offset"], loop["size"])
-        if key in foreign and key not in {
-                lv["range"] for lv in snap.lvs.values()}:
+        if key in foreign and key not in ours:
             continue  # another Cinder's LV in the same VG
         snap.loops.append(loop)
     snap.all_loops = all_loops

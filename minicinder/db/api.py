@@ -192,6 +192,18 @@ def volumes_for_host(session, host):
             services.host_matches(models.Volume.host, host))).unique())
 
 
+def volume_get_all_including_deleted(session):
+    """Every volume row, soft-deleted ones too, unscoped, oldest first.
+
+    For ``ministack-audit`` only (an LV or target of a deleted volume is
+    cleaned up; one of a volume never heard of is left to a person); the
+    REST API never shows deleted volumes.
+    """
+    return list(session.scalars(
+        sa.select(models.Volume).order_by(models.Volume.created_at,
+                                          models.Volume.id)).unique())
+
+
 # --- attachments ---
 
 

@@ -267,6 +267,11 @@ class LVM:
     def find_loops(self, backing, offset, size):
         """Loop devices over exactly ``size`` bytes at ``offset`` of
         ``backing`` (see :meth:`extent_range`)."""
+        return [loop["name"] for loop in self._loops()
+                if (loop["backing"], loop["offset"], loop["size"]) ==
+                (backing, offset, size)]
+
+    def _loops(self):
         out, _ = self._execute("losetup", "--list", "--noheadings", "--raw",
                                "--output", "NAME,OFFSET,SIZELIMIT,BACK-FILE")
         loops = []
@@ -274,8 +279,30 @@ class LVM:
             fields = line.split(" ", 3)
             if len(fields) != 4:
                 continue
-            loop, loop_offset, loop_size, back_file = fields
-            if (back_file.strip() == backing and int(loop_offset) == offset
-                    and int(loop_size) == size):
-                loops.append(loop)
+            loops.append({"name": fields[0], "backing": fields[3].strip(),
+                          "offset": int(fields[1]), "size": int(fields[2])})
         return loops
+
+    # --- the group's own devices (ministack-audit) ---
+
+    def physical_volumes(self):
+        """The names of the group's physical volumes."""
+        out, _ = self._execute(*(("pvs",) + NO_ACTIVATION + (
+            "--noheadings", "-o", "pv_name,vg_name")))
+        return {fields[0] for fields in (line.split()
+                                         for line in out.splitlines())
+                if len(fields) == 2 and fields[1] == self.vg_name}
+
+    def loop_devices(self):
+        """Every loop device over one of the group's physical volumes:
+        ``[{"name", "backing", "offset", "size"}]`` (one per LV in use
+        without device-mapper, or left behind)."""
+        pvs = self.physical_volumes()
+        return [loop for loop in self._loops() if loop["backing"] in pvs]
+
+    def detach_loop(self, loop):
+        """Detach loop device ``loop``; one already gone is fine."""
+        out, _ = self._execute("losetup", "--list", "--noheadings",
+                               "--output", "NAME")
+        if loop in out.split():
+            self._execute("losetup", "-d", loop)

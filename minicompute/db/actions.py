@@ -116,3 +116,26 @@ def action_events_get(ctxt, action_id):
             action_id=action_id, deleted=0).order_by(
             models.InstanceActionEvent.created_at.desc(),
             models.InstanceActionEvent.id.desc()).all()
+
+
+def action_events_running(ctxt, events=None, host=None):
+    """``(event, action)`` rows of the events not finished yet: an
+    operation in flight, or one its compute host died during.
+
+    :param events: only these event names (``compute_attach_volume``...).
+    :param host: only events of this compute host.
+    """
+    with _scope() as session:
+        query = session.query(models.InstanceActionEvent,
+                              models.InstanceAction).join(
+            models.InstanceAction,
+            models.InstanceAction.id ==
+            models.InstanceActionEvent.action_id).filter(
+            models.InstanceActionEvent.finish_time.is_(None),
+            models.InstanceActionEvent.deleted == 0)
+        if events is not None:
+            query = query.filter(
+                models.InstanceActionEvent.event.in_(list(events)))
+        if host is not None:
+            query = query.filter(models.InstanceActionEvent.host == host)
+        return query.all()

@@ -36,7 +36,8 @@ from minicompute.db import models
 from minicompute.db import session
 from minicompute.db.actions import (  # noqa: F401 (re-exported)
     action_event_finish, action_event_start, action_events_get,
-    action_finish, action_get_all, action_get_by_request_id, action_start)
+    action_events_running, action_finish, action_get_all,
+    action_get_by_request_id, action_start)
 from minicompute.db.flavors import (  # noqa: F401 (re-exported)
     flavor_create, flavor_destroy, flavor_get, flavor_get_all,
     flavor_update)
@@ -149,6 +150,20 @@ def instance_get_all(ctxt, filters=None):
             pattern = re.compile(re.escape(str(filters["name"])))
         rows = [r for r in rows if pattern.search(r.display_name or "")]
     return rows
+
+
+def instance_get_all_including_deleted(ctxt):
+    """Every instance row, soft-deleted ones too, in id order (admin only:
+    ``ministack-audit`` matches libvirt domains to the instances they were
+    named after, including deleted ones whose domain was left behind).
+
+    :raises Forbidden: not an admin context.
+    """
+    if not ctxt.is_admin:
+        raise exception.Forbidden()
+    with _scope() as session:
+        return session.query(models.Instance).order_by(
+            models.Instance.id).all()
 
 
 def _as_list(expected):
@@ -297,6 +312,16 @@ def bdm_get_all_by_instance(ctxt, instance_uuid):
     with _scope() as session:
         return _bdm_query(session).filter_by(
             instance_uuid=instance_uuid).order_by(
+            models.BlockDeviceMapping.id).all()
+
+
+def bdm_get_all_volumes(ctxt):
+    """Every live BDM of a Cinder volume, of every instance, in id order
+    (``ministack-audit``'s nova ledger)."""
+    with _scope() as session:
+        return _bdm_query(session).filter(
+            models.BlockDeviceMapping.destination_type == "volume",
+            models.BlockDeviceMapping.volume_id.isnot(None)).order_by(
             models.BlockDeviceMapping.id).all()
 
 
