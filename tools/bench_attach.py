@@ -309,6 +309,9 @@ def _interrupt(signum, frame):
 
 
 def main(argv=None):
+    if "--scale" in (sys.argv[1:] if argv is None else argv):
+        import bench_scale   # the scale run: its own options and phases
+        return bench_scale.main(argv)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=20, help="latency rounds")
     parser.add_argument("-g", type=int, default=4, help="servers at once")
@@ -320,6 +323,8 @@ def main(argv=None):
     parser.add_argument("--memtrace", action="store_true",
                         help="SIGUSR2 the daemons after the warm-up and "
                         "after the soak (see ministack.memtrace)")
+    parser.add_argument("--scale", action="store_true", help="the scale "
+                        "run instead (tools/bench_scale.py, own options)")
     parser.add_argument("--quick", action="store_true",
                         help="short run: N=3, 2x2, K=5")
     parser.add_argument("--cloud", default="ministack")
