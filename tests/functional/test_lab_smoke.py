@@ -37,6 +37,7 @@ import uuid
 import pytest
 
 from ministack import images
+from tests.support import waiting
 
 libvirt = pytest.importorskip("libvirt")
 
@@ -125,11 +126,11 @@ def cleanups():
 
 def wait_until(predicate, timeout, what, interval=0.3):
     """Poll ``predicate`` until true; fail naming ``what`` on timeout."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            pytest.fail("%s not seen within %ss" % (what, timeout))
-        time.sleep(interval)
+    try:
+        waiting.wait_for(what, predicate, timeout=timeout,
+                         interval=interval)
+    except waiting.WaitTimeout:
+        pytest.fail("%s not seen within %ss" % (what, timeout))
     return True
 
 

@@ -2,7 +2,7 @@
 
 ``deployment`` starts, once per module, a private stack that validates
 tokens at the lab's keystone (upstream Keystone, a shared service of the
-lab like RabbitMQ; ``tests/functional/keystone.py``):
+lab like RabbitMQ; ``tests/support/keystone.py``):
 
 * miniapi: compute API and image API, each on a free port,
   ``auth_strategy = keystone`` (keystonemiddleware as the nova user);
@@ -33,9 +33,9 @@ import sys
 
 import pytest
 
-from tests.functional import daemons
-from tests.functional import keystone
-from tests.functional import private_stack
+from tests.support import daemons
+from tests.support import keystone
+from tests.support import private_stack
 
 BIN = os.path.dirname(sys.executable)
 

@@ -9,9 +9,9 @@ detaches and deletes. Clients: python-openstackclient 10.5.0,
 openstacksdk 4.22.0, python-novaclient 18.13.1, python-cinderclient 9.10.0.
 """
 
-import time
 
-import pytest
+
+from tests.support import waiting
 
 STATE = {}
 MV = ("--os-volume-api-version", "3.44")
@@ -34,16 +34,12 @@ def _clean_error(rc, out, err):
 
 
 def _wait_volume(cli, volume_id, wanted, timeout=120):
-    deadline = time.monotonic() + timeout
-    status = None
-    while time.monotonic() < deadline:
-        status = _get(cli.json("volume", "show", volume_id), "status")
-        if status == wanted:
-            return
-        assert not status.startswith("error"), status
-        time.sleep(1)
-    pytest.fail("volume %s stayed %s, wanted %s" % (volume_id, status,
-                                                    wanted))
+    waiting.wait_for(
+        "volume %s to be %s" % (volume_id, wanted),
+        lambda: _get(cli.json("volume", "show", volume_id), "status"),
+        lambda status: status == wanted,
+        lambda status: status.startswith("error"), timeout=timeout,
+        interval=1)
 
 
 def test_token_catalog_and_image(deployment):
@@ -221,9 +217,9 @@ def test_delete_server_and_volume(deployment):
     assert rc == 0, out + err
     rc, out, err = admin.openstack("volume", "delete", STATE["volume"])
     assert rc == 0, out + err
-    deadline = time.monotonic() + 120
-    while admin.json("volume", "list") and time.monotonic() < deadline:
-        time.sleep(1)
+    waiting.wait_for("the volume list to be empty",
+                     lambda: admin.json("volume", "list"),
+                     lambda volumes: not volumes, timeout=120, interval=1)
     assert admin.json("volume", "list") == []
     assert admin.json("server", "list") == []
 

@@ -1,14 +1,14 @@
 """Private miniapi (compute and image APIs) and minicinder daemons that
-validate tokens at the lab's keystone (``tests/functional/keystone.py``),
+validate tokens at the lab's keystone (``tests/support/keystone.py``),
 as the lab's own daemons do, but with a 2-second token cache so that a
 revocation shows within the test's patience. No compute host: API paths
 only."""
 
 import pytest
 
-from tests.functional import daemons
-from tests.functional import keystone
-from tests.functional import private_stack
+from tests.support import daemons
+from tests.support import keystone
+from tests.support import private_stack
 
 CACHE_TIME = 2
 

@@ -1,7 +1,7 @@
 """A real traced failure path on the journey page: the guest refuses the
 detach, and the picture shows the red hop and roll_detaching.
 
-A private stack (tests/functional/private_stack.py) runs its three
+A private stack (tests/support/private_stack.py) runs its three
 daemons with osprofiler on (traces in an SQLite file of its own, its own
 HMAC key), the detach retries shortened as in the recovery tier (2 x 4 s)
 and its journey page on a free port. A volume is attached to a guest,
@@ -20,9 +20,10 @@ import pytest
 import requests
 
 from ministack import executor
-from tests.functional import private_stack
+from tests.support import private_stack
 from tests.functional.journey_page import browser
-from tests.functional.minicompute import journey
+from tests.support import journey
+from tests.support import waiting
 
 pytestmark = pytest.mark.slow
 
@@ -87,7 +88,7 @@ def _settled(store, trace_id):
                    and h["name"] == "detach_volume"]
         return trace if handler and handler[0]["duration_ms"] is not None \
             else None
-    return journey.wait_for("the detach's spans", done, timeout=60)
+    return waiting.wait_for("the detach's spans", done, timeout=60)
 
 
 def test_refused_detach_drawn_red_with_roll_detaching(stack):
@@ -100,7 +101,7 @@ def test_refused_detach_drawn_red_with_roll_detaching(stack):
         assert resp.status_code == 200, resp.text
         cinder.wait_status(vid, "in-use")
         dom = probe.domain_name(guest)
-        journey.wait_for("volume in guest",
+        waiting.wait_for("volume in guest",
                          lambda: probe.guest_dev_for(dom, vid), timeout=90)
         executor.execute(*VIRSH, "suspend", dom)
         try:

@@ -8,7 +8,7 @@ actions and volume attachments, exactly as OSC does underneath.
 
 import pytest
 
-from tests.functional.miniapi import conftest
+from tests.support import miniapi_daemon
 
 novaclient = pytest.importorskip("novaclient.client")
 openstack = pytest.importorskip("openstack")
@@ -21,7 +21,7 @@ def test_novaclient(api_daemon):
         api_daemon.url + "/v2.1", "admin:p1"))
     nova = novaclient.Client("2.79", session=sess)
     assert "m1.nano" in [f.name for f in nova.flavors.list()]
-    server = nova.servers.create("nc-vm", conftest.IMAGE_ID, "42",
+    server = nova.servers.create("nc-vm", miniapi_daemon.IMAGE_ID, "42",
                                  nics="none")
     assert nova.servers.get(server.id).status == "ERROR"  # no compute host
     assert server.id in [s.id for s in nova.servers.list()]
@@ -41,7 +41,7 @@ def test_openstacksdk(api_daemon):
     flavor = conn.compute.find_flavor("m1.nano")
     assert flavor.ram == 128
     server = conn.compute.create_server(
-        name="sdk-vm", image_id=conftest.IMAGE_ID, flavor_id=flavor.id,
+        name="sdk-vm", image_id=miniapi_daemon.IMAGE_ID, flavor_id=flavor.id,
         networks="none")
     found = conn.compute.find_server("sdk-vm")
     assert found is not None and found.id == server.id

@@ -10,8 +10,8 @@ import uuid
 
 import pytest
 
-from tests.functional import daemons
-from tests.functional.miniapi import conftest
+from tests.support import daemons
+from tests.support import miniapi_daemon
 
 BASE = "/v2.1/servers/%s/os-volume_attachments"
 
@@ -137,7 +137,7 @@ def test_os_services_admin_only(raw):
 
 def test_startup_errors_are_one_line(tmp_path):
     """Unreachable broker or database: exit 1, one line, no traceback."""
-    sections = conftest.api_sections(tmp_path)
+    sections = miniapi_daemon.api_sections(tmp_path)
     sections["DEFAULT"]["transport_url"] = \
         "rabbit://u:p@127.0.0.1:%d/" % daemons.free_port()
     conf_path = tmp_path / "broken.conf"

@@ -16,10 +16,11 @@ import pytest
 import requests
 import sqlalchemy as sa
 
-from tests.functional import daemons
-from tests.functional.miniapi import conftest
+from tests.support import daemons
+from tests.support import miniapi_daemon
+from tests.support import waiting
 
-pytestmark = conftest.needs_broker
+pytestmark = miniapi_daemon.needs_broker
 
 BASE = "/v2.1/servers/%s/os-volume_attachments"
 PROJECT = "p1"
@@ -37,7 +38,7 @@ def stack(tmp_path_factory):
         tmp / "cinder", ready=daemons.http_ready("/"),
         port_option=("DEFAULT", "osapi_volume_listen_port"))
     try:
-        api = conftest.start_api(tmp / "api", cinder_url=cinder.url)
+        api = miniapi_daemon.start_api(tmp / "api", cinder_url=cinder.url)
     except Exception:
         cinder.stop()
         raise
@@ -51,7 +52,7 @@ def stack(tmp_path_factory):
 
 @pytest.fixture
 def raw(stack):
-    return conftest.Raw(stack["api"].url, token="admin:%s" % PROJECT)
+    return miniapi_daemon.Raw(stack["api"].url, token="admin:%s" % PROJECT)
 
 
 def _volume(stack, project=PROJECT):
@@ -62,13 +63,11 @@ def _volume(stack, project=PROJECT):
                          headers=headers, timeout=30)
     assert resp.status_code == 202, resp.text
     volume_id = resp.json()["volume"]["id"]
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        status = _volume_status(stack, volume_id, project)
-        if status == "available":
-            return volume_id
-        time.sleep(0.2)
-    raise AssertionError("volume %s stuck in %s" % (volume_id, status))
+    waiting.wait_for("volume %s to be available" % volume_id,
+                     lambda: _volume_status(stack, volume_id, project),
+                     lambda status: status == "available", timeout=30,
+                     interval=0.2)
+    return volume_id
 
 
 def _volume_status(stack, volume_id, project=PROJECT):
@@ -83,8 +82,8 @@ def _active_server(stack, raw, host):
     """A server the API created, made ACTIVE on ``host`` (a test stand-in
     for the build the absent compute agent would have done)."""
     resp = raw("POST", "/v2.1/servers", {"server": {
-        "name": "ftest", "imageRef": conftest.IMAGE_ID, "flavorRef": "42",
-        "networks": "none"}})
+        "name": "ftest", "imageRef": miniapi_daemon.IMAGE_ID,
+        "flavorRef": "42", "networks": "none"}})
     assert resp.status_code == 202, resp.text
     server_id = resp.json()["server"]["id"]
     with stack["engine"].begin() as conn:

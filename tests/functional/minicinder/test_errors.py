@@ -6,8 +6,8 @@ import uuid
 import pytest
 import requests
 
-from tests.functional.minicinder.conftest import Raw
-from tests.functional.minicinder.conftest import force_cleanup
+from tests.support.minicinder_daemon import Raw
+from tests.support.minicinder_daemon import force_cleanup
 
 MISSING = "9d0a3d4e-3c1b-4c59-9f11-000000000000"
 

@@ -13,11 +13,11 @@ from cinderclient import exceptions as cinder_exc
 from keystoneauth1 import noauth
 from keystoneauth1 import session as ks_session
 
-from tests.functional.minicinder.conftest import NOVA
-from tests.functional.minicinder.conftest import PROJECT
-from tests.functional.minicinder.conftest import iscsi_inq
-from tests.functional.minicinder.conftest import lv_names
-from tests.functional.minicinder.conftest import target_names
+from tests.support.minicinder_daemon import NOVA
+from tests.support.minicinder_daemon import PROJECT
+from tests.support.minicinder_daemon import iscsi_inq
+from tests.support.minicinder_daemon import lv_names
+from tests.support.minicinder_daemon import target_names
 
 INITIATOR = "iqn.2024-01.org.ministack.ftest:%s" % uuid.uuid4().hex[:8]
 STRANGER = "iqn.2024-01.org.ministack.ftest:stranger"

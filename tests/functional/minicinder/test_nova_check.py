@@ -15,15 +15,15 @@ real one.
 * With Nova unreachable the user's detach is refused (fail closed).
 """
 
-import time
 import uuid
 
 import pytest
 import requests
 import sqlalchemy as sa
 
-from tests.functional import daemons
-from tests.functional.miniapi import conftest as api_conftest
+from tests.support import daemons
+from tests.support import miniapi_daemon
+from tests.support import waiting
 
 PROJECT = "a1b2c3d4e5f60718293a4b5c6d7e8f90"
 NOVA = {"X-Service-Token": "nova"}
@@ -31,7 +31,7 @@ CONNECTOR = {"initiator": "iqn.1993-08.org.debian:01:novacheck",
              "ip": "127.0.0.1", "host": "ftest-host", "platform": "x86_64",
              "os_type": "linux", "multipath": False}
 
-pytestmark = api_conftest.needs_broker
+pytestmark = miniapi_daemon.needs_broker
 
 
 def _start_cinder(tmp, nova_endpoint):
@@ -49,7 +49,7 @@ def _start_cinder(tmp, nova_endpoint):
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("novacheck")
-    api = api_conftest.start_api(tmp / "api")
+    api = miniapi_daemon.start_api(tmp / "api")
     try:
         cinder = _start_cinder(tmp / "cinder", api.url + "/v2.1")
     except Exception:
@@ -85,19 +85,19 @@ class Cinder:
         resp = self("POST", "/volumes", {"volume": {"size": 1}})
         assert resp.status_code == 202, resp.text
         volume_id = resp.json()["volume"]["id"]
-        deadline = time.monotonic() + 30
-        while self.volume(volume_id)["status"] != "available":
-            assert time.monotonic() < deadline, self.volume(volume_id)
-            time.sleep(0.1)
+        waiting.wait_for("volume %s to be available" % volume_id,
+                         lambda: self.volume(volume_id),
+                         lambda volume: volume["status"] == "available",
+                         timeout=30, interval=0.1)
         return volume_id
 
 
 def _server(stack):
     """A server in PROJECT, created through miniapi by the user (no host
     will build it; it exists, which is all Nova's answer needs)."""
-    raw = api_conftest.Raw(stack["api"].url, token="demo:%s" % PROJECT)
+    raw = miniapi_daemon.Raw(stack["api"].url, token="demo:%s" % PROJECT)
     resp = raw("POST", "/v2.1/servers", {"server": {
-        "name": "novacheck", "imageRef": api_conftest.IMAGE_ID,
+        "name": "novacheck", "imageRef": miniapi_daemon.IMAGE_ID,
         "flavorRef": "42", "networks": "none"}})
     assert resp.status_code == 202, resp.text
     return resp.json()["server"]["id"]
@@ -128,7 +128,7 @@ def test_user_detaches_what_they_attached_with_os_attach(stack):
         "mode": "rw"}}).status_code == 202
     assert cinder.volume(volume_id)["status"] == "in-use"
     # Nova itself says it does not have the volume on that server.
-    nova_view = api_conftest.Raw(stack["api"].url, "admin:%s" % PROJECT)(
+    nova_view = miniapi_daemon.Raw(stack["api"].url, "admin:%s" % PROJECT)(
         "GET", "/v2.1/servers/%s/os-volume_attachments/%s"
         % (server_id, volume_id), version="2.89")
     assert nova_view.status_code == 404, nova_view.text

@@ -8,11 +8,11 @@ import uuid
 import pytest
 
 from ministack import executor
-from tests.functional.minicinder.conftest import NOVA
-from tests.functional.minicinder.conftest import Daemon
-from tests.functional.minicinder.conftest import Raw
-from tests.functional.minicinder.conftest import force_cleanup
-from tests.functional.minicinder.conftest import iscsi_inq
+from tests.support.minicinder_daemon import NOVA
+from tests.support.minicinder_daemon import Daemon
+from tests.support.minicinder_daemon import Raw
+from tests.support.minicinder_daemon import force_cleanup
+from tests.support.minicinder_daemon import iscsi_inq
 
 
 def _start_fails(daemon, env=None):

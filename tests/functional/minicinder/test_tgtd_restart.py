@@ -15,11 +15,12 @@ import uuid
 import pytest
 
 from minicinder.volume import tgt
-from tests.functional.minicinder.conftest import NOVA
-from tests.functional.minicinder.conftest import Daemon
-from tests.functional.minicinder.conftest import Raw
-from tests.functional.minicinder.conftest import force_cleanup
-from tests.functional.minicinder.conftest import iscsi_inq
+from tests.support.minicinder_daemon import NOVA
+from tests.support.minicinder_daemon import Daemon
+from tests.support.minicinder_daemon import Raw
+from tests.support.minicinder_daemon import force_cleanup
+from tests.support.minicinder_daemon import iscsi_inq
+from tests.support import waiting
 
 DEVSTACK = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.dirname(os.path.abspath(__file__))))), "devstack")
@@ -46,17 +47,13 @@ def restart_tgtd():
 
 def _wait_export(iqn, accounts, timeout=30):
     """The target back in tgtd with its LUN, CHAP account and our ACL."""
-    deadline = time.monotonic() + timeout
-    target = None
-    while time.monotonic() < deadline:
-        target = tgt.TgtAdm().find_target(iqn)
-        if target and INITIATOR in target["acls"] and \
-                target["accounts"] == accounts and \
-                1 in [lun["lun"] for lun in target["luns"]]:
-            return target
-        time.sleep(0.2)
-    raise AssertionError("export %s not rebuilt after %ss: %s"
-                         % (iqn, timeout, target))
+    def rebuilt(target):
+        return bool(target) and INITIATOR in target["acls"] and \
+            target["accounts"] == accounts and \
+            1 in [lun["lun"] for lun in target["luns"]]
+    return waiting.wait_for("export %s to be rebuilt" % iqn,
+                            lambda: tgt.TgtAdm().find_target(iqn), rebuilt,
+                            timeout=timeout, interval=0.2)
 
 
 def test_attached_volume_export_survives_tgtd_restart(tmp_path,

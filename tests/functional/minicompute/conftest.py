@@ -1,7 +1,7 @@
 """The whole nova side plus Cinder, for real, once per test module.
 
 ``stack`` starts minicinder, miniapi and minicompute as subprocesses with
-generated configs (a private stack, tests/functional/private_stack.py:
+generated configs (a private stack, tests/support/private_stack.py:
 names of its own on the shared broker, VG, tgtd and libvirt): real
 RabbitMQ, real SQLite files, real LVM/tgt volumes and real libvirt
 guests booted from the registered guest image. ``guests`` boots two
@@ -17,8 +17,8 @@ tgt target).
 
 import pytest
 
-from tests.functional import private_stack
-from tests.functional.minicompute import journey
+from tests.support import private_stack
+from tests.support import journey
 from ministack import context
 
 

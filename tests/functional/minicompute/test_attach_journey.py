@@ -15,8 +15,9 @@ import time
 
 import pytest
 
-from tests.functional import private_stack
-from tests.functional.minicompute import journey
+from tests.support import private_stack
+from tests.support import journey
+from tests.support import waiting
 
 pytestmark = pytest.mark.slow
 
@@ -60,7 +61,7 @@ def _wait_attached(stack, server, volume_id):
     probe = stack["probe"]
     stack["cinder"].wait_status(volume_id, "in-use")
     dom = probe.domain_name(server)
-    return journey.wait_for(
+    return waiting.wait_for(
         "volume %s visible in %s" % (volume_id, dom),
         lambda: probe.guest_dev_for(dom, volume_id), timeout=30)
 
@@ -69,7 +70,7 @@ def _detach_ok(stack, server, volume_id, final="available"):
     resp = stack["nova"].detach(server, volume_id)
     assert resp.status_code == 202, resp.text
     stack["cinder"].wait_status(volume_id, final)
-    journey.wait_for("BDM of %s gone" % volume_id,
+    waiting.wait_for("BDM of %s gone" % volume_id,
                      lambda: stack["probe"].bdm(server, volume_id) is None,
                      timeout=30)
 
@@ -153,7 +154,7 @@ def test_eight_volumes_at_once(stack, guests, volumes):
     assert len(set(devices)) == 8, devices
     for vid in vids:
         stack["cinder"].wait_status(vid, "in-use")
-    serials = journey.wait_for(
+    serials = waiting.wait_for(
         "8 volumes in the guest",
         lambda: (lambda s: s if len(s) >= 9 else None)(
             probe.guest_serials(dom)), timeout=60)
@@ -238,7 +239,7 @@ def test_volume_survives_stop_start(stack, guests, volumes):
                         json={action: None})
         assert resp.status_code == 202, resp.text
         nova.wait_server(server, status, timeout=120)
-    journey.wait_for("volume back in %s" % dom,
+    waiting.wait_for("volume back in %s" % dom,
                      lambda: probe.guest_dev_for(dom, vid), timeout=60)
     assert stack["cinder"].status(vid) == "in-use"
     _detach_ok(stack, server, vid)

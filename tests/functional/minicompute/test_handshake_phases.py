@@ -21,7 +21,8 @@ from ministack import config
 from ministack import db
 from ministack import rpc
 from minicompute.db import api as db_api
-from tests.functional.minicompute import journey
+from tests.support import journey
+from tests.support import waiting
 
 pytestmark = pytest.mark.slow
 
@@ -92,14 +93,14 @@ def test_api_phase_leaves_volume_reserved_and_bdm_unwired(
         return [(e.event, e.result)
                 for e in db_api.action_events_get(admin_ctxt, action.id)]
     # The event ends just after attachment_complete made the volume in-use.
-    journey.wait_for("attach event ended", lambda: events()[0][1],
+    waiting.wait_for("attach event ended", lambda: events()[0][1],
                      timeout=30)
     assert events() == [("compute_attach_volume", "Success")]
 
     resp = stack["nova"].detach(server, vid)
     assert resp.status_code == 202, resp.text
     cinder.wait_status(vid, "available")
-    journey.wait_for("BDM gone", lambda: probe.bdm(server, vid) is None)
+    waiting.wait_for("BDM gone", lambda: probe.bdm(server, vid) is None)
 
 
 def test_legacy_flow_without_attachment_id(stack, guests, volumes, phase,
@@ -120,7 +121,7 @@ def test_legacy_flow_without_attachment_id(stack, guests, volumes, phase,
     cinder.wait_status(vid, "in-use")
     row = probe.bdm(server, vid)
     assert row["attachment_id"] is None and row["connection_info"]
-    journey.wait_for("legacy volume in guest",
+    waiting.wait_for("legacy volume in guest",
                      lambda: probe.guest_dev_for(dom, vid))
     assert [a["server_id"] for a in cinder.show(vid)["attachments"]] == \
         [server]
@@ -128,7 +129,7 @@ def test_legacy_flow_without_attachment_id(stack, guests, volumes, phase,
     phase.volume_api.begin_detaching(admin_ctxt, vid)
     phase.compute.detach_volume(admin_ctxt, instance, vid)
     cinder.wait_status(vid, "available")
-    journey.wait_for("BDM gone", lambda: probe.bdm(server, vid) is None)
+    waiting.wait_for("BDM gone", lambda: probe.bdm(server, vid) is None)
     assert probe.guest_dev_for(dom, vid) is None
     assert list(probe.domblklist(dom)) == ["vda"]
 

@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from tests.functional import daemons
+from tests.support import daemons
 
 
 def _run(tmp_path, sections):

@@ -4,7 +4,8 @@ import os
 import signal
 
 from ministack import executor
-from tests.functional.minicompute import journey
+from tests.support import journey
+from tests.support import waiting
 
 
 def assert_clean(stack, server, volume_ids, timeout=60):
@@ -19,9 +20,9 @@ def assert_clean(stack, server, volume_ids, timeout=60):
         rc, report = stack.audit()
         return (rc == 0 and not report["found"]) or None
     try:
-        journey.wait_for("audit reports no divergence", audit_clean,
+        waiting.wait_for("audit reports no divergence", audit_clean,
                          timeout=timeout, interval=3)
-    except journey.TimedOut:
+    except waiting.WaitTimeout:
         rc, report = stack.audit()
         raise AssertionError("audit rc=%s: %s" % (rc, journey.dumps(
             report["found"])))
@@ -48,7 +49,7 @@ def attach_ok(stack, server, vid):
     assert resp.status_code == 200, resp.text
     stack["cinder_api"].wait_status(vid, "in-use")
     dom = stack["probe"].domain_name(server)
-    journey.wait_for("volume in guest",
+    waiting.wait_for("volume in guest",
                      lambda: stack["probe"].guest_dev_for(dom, vid),
                      timeout=30)
 

@@ -1,6 +1,6 @@
 """A real stack tuned for fault tests, and the audit every test ends with.
 
-A private stack (tests/functional/private_stack.py) like
+A private stack (tests/support/private_stack.py) like
 tests/functional/minicompute's (real RabbitMQ, SQLite, LVM/tgt,
 libvirt), with settings that make faults quick to observe:
 
@@ -23,9 +23,9 @@ import subprocess
 
 import pytest
 
-from tests.functional import daemons
-from tests.functional import private_stack
-from tests.functional.minicompute import journey
+from tests.support import daemons
+from tests.support import private_stack
+from tests.support import journey
 
 
 class Stack(dict):

@@ -16,8 +16,9 @@ import requests
 import sqlalchemy as sa
 
 from ministack import executor
-from tests.functional import private_stack
-from tests.functional.minicompute import journey
+from tests.support import private_stack
+from tests.support import journey
+from tests.support import waiting
 from tests.functional.recovery import checks
 
 pytestmark = pytest.mark.slow
@@ -72,10 +73,10 @@ def test_disk_removed_with_virsh(stack, guest, volumes):
     dom = stack["probe"].domain_name(guest)
     executor.execute(*VIRSH, "detach-disk", dom, "vdb", "--live",
                      "--config")
-    journey.wait_for("disk gone", lambda: "vdb" not in
+    waiting.wait_for("disk gone", lambda: "vdb" not in
                      stack["probe"].domblklist(dom), timeout=30)
     _find_and_fix(stack, "bdm_disk_missing")
-    journey.wait_for("disk back in the guest",
+    waiting.wait_for("disk back in the guest",
                      lambda: stack["probe"].guest_dev_for(dom, vid),
                      timeout=30)
     _detach(stack, guest, vid)

@@ -14,9 +14,9 @@ import datetime
 import pytest
 import sqlalchemy as sa
 
-from tests.functional import private_stack
-from tests.functional.database_servers import postgresql_urls  # noqa: F401
-from tests.functional.minicompute import journey
+from tests.support import private_stack
+from tests.support.database_servers import postgresql_urls  # noqa: F401
+from tests.support import waiting
 from tests.functional.recovery import checks
 from tests.functional.recovery import conftest
 
@@ -53,13 +53,13 @@ def test_postgresql_restarted_under_the_stack(stack, guest, volumes,
     # daemon's pool; pre-ping replaces them instead of failing.
     assert nova.detach(guest, vid).status_code == 202
     cinder.wait_status(vid, "available", timeout=60)
-    journey.wait_for("BDM gone", lambda: probe.bdm(guest, vid) is None)
+    waiting.wait_for("BDM gone", lambda: probe.bdm(guest, vid) is None)
     other = volumes("db-restart2")
     checks.attach_ok(stack, guest, other)
     assert nova.detach(guest, other).status_code == 202
     cinder.wait_status(other, "available", timeout=60)
     # The host's periodic heartbeat reconnected too.
-    journey.wait_for("a heartbeat after the restart",
+    waiting.wait_for("a heartbeat after the restart",
                      lambda: (_heartbeat(stack) or restarted) > restarted,
                      timeout=30)
     checks.assert_clean(stack, guest, [vid, other])

@@ -29,8 +29,8 @@ import time
 import pytest
 import sqlalchemy as sa
 
-from tests.functional import daemons
-from tests.functional.minicompute import journey
+from tests.support import daemons
+from tests.support import waiting
 from tests.functional.recovery import checks
 
 pytestmark = pytest.mark.slow
@@ -69,14 +69,36 @@ def _event_details(stack, server, action, finished=False):
     return event["result"], event["details"] or ""
 
 
+def _bytes_waiting_at(port):
+    """Whether a stopped daemon listening on ``port`` has a request it
+    has not read: a connection in its accept queue, or bytes unread on
+    an accepted one (/proc/net/tcp*: ``rx_queue`` of the sockets whose
+    local port is ``port``; for a listening socket, its backlog)."""
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                rows = f.readlines()[1:]
+        except FileNotFoundError:
+            continue
+        for row in rows:
+            fields = row.split()
+            local_port = int(fields[1].rsplit(":", 1)[1], 16)
+            rx_queue = int(fields[4].split(":")[1], 16)
+            if local_port == port and rx_queue > 0:
+                return True
+    return False
+
+
 def _kill_compute_waiting_for_cinder(stack, what, reached, timeout):
     """Hold minicinder (SIGSTOP) until ``reached()``, then SIGKILL the
     host mid-call; minicinder resumes and the host is started again (its
     start-up recovery settles the flow)."""
     checks.signal_daemon(stack["cinder"], checks.SIGSTOP)
     try:
-        journey.wait_for(what, reached, timeout=timeout)
-        time.sleep(1)   # the host is now blocked on its call to Cinder
+        waiting.wait_for(what, reached, timeout=timeout)
+        waiting.wait_for("the host's call to be waiting at minicinder",
+                         lambda: _bytes_waiting_at(stack["cinder"].port),
+                         timeout=30, interval=0.1)
         checks.signal_daemon(stack["compute"], checks.SIGKILL)
         stack["compute"].proc.wait(10)
     finally:
@@ -114,7 +136,7 @@ def test_compute_killed_mid_detach(stack, guest, volumes):
         stack, "disk unplugged", lambda: "vdb" not in probe.domblklist(dom),
         30)
     cinder.wait_status(vid, "available", timeout=60)
-    journey.wait_for("BDM gone", lambda: probe.bdm(guest, vid) is None)
+    waiting.wait_for("BDM gone", lambda: probe.bdm(guest, vid) is None)
     result, details = _event_details(stack, guest, "detach_volume",
                                       finished=True)
     assert result == "Error" and "interrupted" in details, details
@@ -137,7 +159,7 @@ def _detach_while_compute_down(stack, guest, vid, meanwhile):
     finally:
         stack.restart("compute")
     cinder.wait_status(vid, "available", timeout=60)
-    journey.wait_for("BDM gone", lambda: probe.bdm(guest, vid) is None)
+    waiting.wait_for("BDM gone", lambda: probe.bdm(guest, vid) is None)
     result, _ = _event_details(stack, guest, "detach_volume",
                                 finished=True)
     assert result == "Success"
@@ -147,6 +169,8 @@ def _detach_while_compute_down(stack, guest, vid, meanwhile):
 def test_detach_cast_while_compute_down(stack, guest, volumes):
     vid = volumes("queued")
     checks.attach_ok(stack, guest, vid)
+    # The subject: the host stays down a while (no condition to wait
+    # for: the cast waits in its queue whatever the time).
     _detach_while_compute_down(stack, guest, vid, lambda: time.sleep(5))
 
 
@@ -163,7 +187,7 @@ def test_minicinder_stopped_during_detach(stack, guest, volumes):
     finally:
         checks.signal_daemon(stack["compute"], checks.SIGCONT)
     try:
-        journey.wait_for("detach failed on the host", lambda: _event_details(
+        waiting.wait_for("detach failed on the host", lambda: _event_details(
             stack, guest, "detach_volume")[0] == "Error", timeout=60)
         result, details = _event_details(stack, guest, "detach_volume")
         assert "cinder" in details.lower(), details
@@ -173,7 +197,7 @@ def test_minicinder_stopped_during_detach(stack, guest, volumes):
         stack.restart("cinder")
     # The reconciler finishes the detach the guest already did.
     cinder.wait_status(vid, "available", timeout=60)
-    journey.wait_for("BDM gone", lambda: probe.bdm(guest, vid) is None)
+    waiting.wait_for("BDM gone", lambda: probe.bdm(guest, vid) is None)
     checks.assert_clean(stack, guest, [vid])
 
 
@@ -218,7 +242,7 @@ def test_rabbitmq_restarted(stack, guest, volumes):
         return resp.status_code == 202 or None
     # Until the API's and the host's connections are back the cast may
     # fail with a clean error (volume rolled back to in-use); retry.
-    journey.wait_for("detach accepted", detached, timeout=90, interval=3)
+    waiting.wait_for("detach accepted", detached, timeout=90, interval=3)
     cinder.wait_status(vid, "available", timeout=90)
     checks.assert_clean(stack, guest, [vid])
 
@@ -257,7 +281,7 @@ def test_durable_cast_survives_broker_restart_while_compute_down(
     queue = "compute.%s" % stack["host"]
 
     def restart_broker():
-        journey.wait_for("cast queued", lambda: _queue(stack, queue) ==
+        waiting.wait_for("cast queued", lambda: _queue(stack, queue) ==
                          (True, 1), timeout=10)
         _restart_rabbitmq()
         # The queue and the persistent message in it came back with the
@@ -290,7 +314,7 @@ def test_tgtd_stopped(stack, guest, volumes):
         # host's attach fails and rolls back.
         resp = stack["nova"].attach(guest, other)
         assert resp.status_code == 200, resp.text
-        journey.wait_for("attach failed on the host", lambda: _event_details(
+        waiting.wait_for("attach failed on the host", lambda: _event_details(
             stack, guest, "attach_volume")[0] == "Error", timeout=90)
         cinder.wait_status(other, "available", timeout=60)
         assert probe.bdm(guest, other) is None
@@ -302,7 +326,7 @@ def test_tgtd_stopped(stack, guest, volumes):
         print("tgtd restart took %.1fs" % took)
     # minicinder rebuilds the export (target, CHAP account, ACL) from its
     # database; QEMU's initiator logs in again on the next I/O.
-    journey.wait_for("export rebuilt", lambda: _export_rebuilt(vid),
+    waiting.wait_for("export rebuilt", lambda: _export_rebuilt(vid),
                      timeout=30)
     assert probe.read_block(dom, dev, len(data)) == data
     assert stack["nova"].detach(guest, vid).status_code == 202

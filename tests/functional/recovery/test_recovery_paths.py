@@ -22,7 +22,7 @@ import time
 import pytest
 
 from ministack import executor
-from tests.functional.minicompute import journey
+from tests.support import waiting
 from tests.functional.recovery import checks
 
 pytestmark = pytest.mark.slow
@@ -37,7 +37,7 @@ def _attach(stack, server, vid):
 def _attached(stack, server, vid):
     stack["cinder_api"].wait_status(vid, "in-use")
     dom = stack["probe"].domain_name(server)
-    journey.wait_for("volume in guest",
+    waiting.wait_for("volume in guest",
                      lambda: stack["probe"].guest_dev_for(dom, vid),
                      timeout=30)
 
@@ -60,7 +60,7 @@ def test_attach_failure_after_mapping_rolls_back(stack, guest, volumes,
     cinder, probe = stack["cinder_api"], stack["probe"]
     vid = volumes("inject-fault-%s" % point)
     _attach(stack, guest, vid)
-    journey.wait_for("BDM removed", lambda: probe.bdm(guest, vid) is None,
+    waiting.wait_for("BDM removed", lambda: probe.bdm(guest, vid) is None,
                      timeout=60)
     assert cinder.status(vid) == "available"
     assert cinder.attachments(vid) == []
@@ -96,7 +96,7 @@ def test_reserve_block_device_name_timeout(stack, guest, volumes):
     assert cinder.attachments(vid) == []
     # The resumed host answers the stale CALL and creates a BDM nobody
     # will use; its reconciler must remove it (after the grace).
-    journey.wait_for("late BDM removed", lambda: probe.bdm(guest, vid)
+    waiting.wait_for("late BDM removed", lambda: probe.bdm(guest, vid)
                      is None, timeout=60)
     checks.assert_clean(stack, guest, [vid])
 
@@ -126,14 +126,17 @@ def test_guest_refuses_unplug_then_cooperates(stack, guest, volumes):
         executor.execute("virsh", "-c", "qemu:///system", "resume", dom)
     # The guest now acts on the eject it was sent while paused; the host
     # reconciler puts the disk back (the volume is in-use with its BDM).
-    journey.wait_for("disk present and volume in-use after resume",
+    waiting.wait_for("disk present and volume in-use after resume",
                      lambda: "vdb" in probe.domblklist(dom)
                      and cinder.status(vid) == "in-use", timeout=60)
-    time.sleep(5)   # let any late unplug/replug settle
-    journey.wait_for("disk back in the guest",
+    # Not a poll: the guest may still act on the eject it got while
+    # paused, and its unplug (then the reconciler's replug) cannot be
+    # told apart from nothing happening before it happens; give it time.
+    time.sleep(5)
+    waiting.wait_for("disk back in the guest",
                      lambda: probe.guest_dev_for(dom, vid), timeout=60)
     resp = stack["nova"].detach(guest, vid)
     assert resp.status_code == 202, resp.text
     cinder.wait_status(vid, "available", timeout=60)
-    journey.wait_for("BDM gone", lambda: probe.bdm(guest, vid) is None)
+    waiting.wait_for("BDM gone", lambda: probe.bdm(guest, vid) is None)
     checks.assert_clean(stack, guest, [vid])

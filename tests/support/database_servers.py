@@ -19,29 +19,26 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
 import uuid
 
 import pytest
 import sqlalchemy as sa
 
 from ministack import executor
-from tests.functional.daemons import free_port
+from tests.support import waiting
+from tests.support.daemons import free_port
 
 PG_BIN = "/usr/lib/postgresql/15/bin"
 PASSWORD = "secret-" + uuid.uuid4().hex[:8]
 
 
 def _wait_for(probe, timeout, what, log=None):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            if probe():
-                return
-        except Exception as exc:  # noqa: BLE001 - retried until deadline
-            last = exc
-        time.sleep(0.2)
+    try:
+        waiting.wait_for(what, probe, timeout=timeout, interval=0.2,
+                         ignoring=Exception)   # retried until the deadline
+        return
+    except waiting.WaitTimeout as timed_out:
+        last = timed_out.error or timed_out.value
     tail = ""
     if log and os.path.exists(log):
         with open(log, errors="replace") as f:

@@ -47,8 +47,9 @@ import pytest
 
 from ministack import exception as ms_exception
 from ministack import executor
-from tests.functional import daemons
-from tests.functional.minicompute import journey
+from tests.support import daemons
+from tests.support import journey
+from tests.support import waiting
 
 VG = os.environ.get("MINISTACK_VG", "stack-volumes-lvmdriver-1")
 IMAGES_ROOT = os.environ.get("MINISTACK_IMAGES",
@@ -132,7 +133,7 @@ def servers(nova, image_id, name_prefix, count):
         for sid in ids:
             try:
                 nova.wait_server(sid, "DELETED", timeout=120)
-            except journey.TimedOut:
+            except waiting.WaitTimeout:
                 pass
 
 

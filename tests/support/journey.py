@@ -8,7 +8,6 @@ the QEMU guest agent.
 """
 
 import json
-import time
 import uuid
 
 import pytest
@@ -16,30 +15,11 @@ import requests
 import sqlalchemy as sa
 
 from ministack import executor
+from tests.support import waiting
 
 PROJECT = "journey"
 HEADERS = {"X-Auth-Token": "admin:%s" % PROJECT, "X-Roles": "admin",
            "Content-Type": "application/json"}
-
-
-class TimedOut(AssertionError):
-    pass
-
-
-def wait_for(what, probe, timeout=60, interval=0.25):
-    """Poll ``probe()`` until it returns a truthy value; return it.
-
-    :raises TimedOut: naming ``what`` and the last value seen.
-    """
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = probe()
-        if last:
-            return last
-        time.sleep(interval)
-    raise TimedOut("%s not reached after %ss (last: %r)" % (what, timeout,
-                                                            last))
 
 
 def vg_free_gib(vg):
@@ -52,10 +32,10 @@ def wait_for_vg_space(vg, gib, timeout=180):
     """Wait until the shared VG has ``gib`` free (other engineers' test
     runs use it too); skip, saying so, if it never does."""
     try:
-        wait_for("%s GiB free in %s" % (gib, vg),
-                 lambda: vg_free_gib(vg) >= gib, timeout=timeout,
-                 interval=2)
-    except TimedOut:
+        waiting.wait_for("%s GiB free in %s" % (gib, vg),
+                         lambda: vg_free_gib(vg) >= gib, timeout=timeout,
+                         interval=2)
+    except waiting.WaitTimeout:
         pytest.skip("the shared VG %s has had less than %s GiB free for "
                     "%ss (%.1f GiB now)" % (vg, gib, timeout, vg_free_gib(vg)))
 
@@ -112,8 +92,8 @@ class Cinder:
                 raise AssertionError("volume %s went %s" % (volume_id,
                                                            status))
             return status == wanted
-        return wait_for("volume %s %s" % (volume_id, wanted), probe,
-                        timeout)
+        return waiting.wait_for("volume %s %s" % (volume_id, wanted), probe,
+                                timeout=timeout)
 
     def attachments(self, volume_id):
         resp = self._req("GET", "/attachments?volume_id=%s&all_tenants=1"
@@ -133,9 +113,9 @@ class Cinder:
                                    **{"X-Service-Token": "cleanup"}))
         self._req("DELETE", "/volumes/%s" % volume_id)
         try:
-            wait_for("volume %s deleted" % volume_id,
-                     lambda: self.show(volume_id) is None, timeout=60)
-        except TimedOut:
+            waiting.wait_for("volume %s deleted" % volume_id,
+                             lambda: self.show(volume_id) is None, timeout=60)
+        except waiting.WaitTimeout:
             pass
 
 
@@ -176,8 +156,8 @@ class Nova:
                 raise AssertionError("server %s went ERROR: %s" % (
                     server_id, server.get("fault")))
             return got == status
-        return wait_for("server %s %s" % (server_id, status), probe,
-                        timeout)
+        return waiting.wait_for("server %s %s" % (server_id, status), probe,
+                                timeout=timeout)
 
     def delete_server(self, server_id):
         resp = self.req("DELETE", "/servers/%s" % server_id)
@@ -229,8 +209,8 @@ class Nova:
             if events and all(e["result"] for e in events):
                 return detail
             return None
-        return wait_for("%s events of %s ended" % (action, server_id),
-                        ended, timeout=timeout)
+        return waiting.wait_for("%s events of %s ended" % (action, server_id),
+                                ended, timeout=timeout)
 
 
 class Probe:
