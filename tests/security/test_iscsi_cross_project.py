@@ -23,12 +23,12 @@ import json
 import os
 import shutil
 import subprocess
-import time
 import uuid
 
 import pytest
 
 from minicinder.volume import tgt
+from tests.support import waiting
 from tests.tempest_style import waiters
 
 MV = "3.54"
@@ -240,6 +240,25 @@ def test_tgt_adapter_refuses_a_planted_target_line(victim_volume):
     assert target_of(victim["target_iqn"])["acls"] == [VICTIM_IQN]
 
 
+def _traced_by(pid, tracer):
+    """Whether every thread of ``pid`` is traced by ``tracer`` (its
+    ``TracerPid`` in /proc); an exited tracer fails at once."""
+    if tracer.poll() is not None:
+        raise AssertionError("strace exited %s: %s" % (
+            tracer.returncode, tracer.stderr.read()))
+    tasks = os.listdir("/proc/%d/task" % pid)
+    for task in tasks:
+        try:
+            with open("/proc/%d/task/%s/status" % (pid, task)) as f:
+                status = dict(line.split(":", 1) for line in f
+                              if ":" in line)
+        except FileNotFoundError:   # a thread that just ended
+            continue
+        if int(status["TracerPid"]) != tracer.pid:
+            return False
+    return bool(tasks)
+
+
 @pytest.mark.skipif(shutil.which("strace") is None,
                     reason="strace is not installed")
 def test_chap_password_never_in_argv(demo_volumes, cleanup):
@@ -253,7 +272,9 @@ def test_chap_password_never_in_argv(demo_volumes, cleanup):
         ["strace", "-f", "-qq", "-s", "4096", "-e", "trace=execve",
          "-o", trace, "-p", str(pid)], stderr=subprocess.PIPE)
     try:
-        time.sleep(1)   # strace attaches to every thread before we act
+        waiting.wait_for("strace to attach to every thread of %s" % pid,
+                         lambda: _traced_by(pid, tracer), timeout=30,
+                         interval=0.1)
         _, data = export(demo_volumes, cleanup, volume_id, ATTACKER_IQN)
     finally:
         tracer.terminate()

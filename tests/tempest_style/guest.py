@@ -20,7 +20,6 @@ domain the instance's UUID, so the UUID is the fallback too.
 import base64
 import json
 import subprocess
-import time
 
 from tests.tempest_style import waiters
 
@@ -100,17 +99,15 @@ class Guest:
 
     def wait_for_agent(self):
         """Wait until the guest agent answers (after a boot or a start)."""
-        deadline = time.monotonic() + self.timeout
-        while True:
-            try:
-                self.virsh.agent(self.domain, "guest-ping", timeout=5)
-                return
-            except GuestError as exc:
-                if time.monotonic() > deadline:
-                    raise GuestError("the guest agent of %s did not answer "
-                                     "in %ss: %s" % (self.domain,
-                                                     self.timeout, exc))
-                time.sleep(1)
+        try:
+            waiters.wait_for(
+                "the guest agent of %s to answer" % self.domain,
+                lambda: self.virsh.agent(self.domain, "guest-ping",
+                                         timeout=5) or True,
+                timeout=self.timeout, interval=1, ignoring=GuestError)
+        except waiters.WaitTimeout as exc:
+            raise GuestError("the guest agent of %s did not answer in %ss: "
+                             "%s" % (self.domain, self.timeout, exc.error))
 
     def execute(self, script, stdin=None):
         """Run ``/bin/sh -c script`` in the guest; returns stdout bytes."""
@@ -119,16 +116,16 @@ class Guest:
         if stdin is not None:
             args["input-data"] = base64.b64encode(stdin).decode()
         pid = self.virsh.agent(self.domain, "guest-exec", args)["pid"]
-        deadline = time.monotonic() + self.timeout
-        while True:
-            status = self.virsh.agent(self.domain, "guest-exec-status",
-                                      {"pid": pid})
-            if status.get("exited"):
-                break
-            if time.monotonic() > deadline:
-                raise GuestError("%r still running in %s after %ss" % (
-                    script, self.domain, self.timeout))
-            time.sleep(0.2)
+        try:
+            status = waiters.wait_for(
+                "%r to end in %s" % (script, self.domain),
+                lambda: self.virsh.agent(self.domain, "guest-exec-status",
+                                         {"pid": pid}),
+                lambda status: status.get("exited"), timeout=self.timeout,
+                interval=0.2)
+        except waiters.WaitTimeout:
+            raise GuestError("%r still running in %s after %ss" % (
+                script, self.domain, self.timeout))
         out = base64.b64decode(status.get("out-data", ""))
         if status.get("exitcode") != 0:
             raise GuestError("%r in %s exited %s: %s" % (

@@ -5,6 +5,7 @@ the guest too: its disk count and the serials under /sys/block/vd*/serial.
 Requests carry no microversion (2.1), as tempest's base class sends.
 """
 
+from tests.tempest_style import waiters
 from tests.tempest_style.decorators import idempotent_id
 from tests.tempest_style.decorators import requires_microversion
 
@@ -87,16 +88,11 @@ def test_list_get_volume_attachments(cloud, servers, guest_of, cleanup):
 
 
 def _wait_serial_gone(guest, volume_id, timeout=60):
-    import time
-    deadline = time.monotonic() + timeout
-    while True:
-        disks = guest.disks()
-        if not any(s and volume_id.startswith(s) for s in disks.values()):
-            return
-        assert time.monotonic() < deadline, (
-            "guest %s still sees volume %s: %s" % (guest.domain, volume_id,
-                                                   disks))
-        time.sleep(1)
+    waiters.wait_for(
+        "guest %s to stop seeing volume %s" % (guest.domain, volume_id),
+        guest.disks, lambda disks: not any(
+            s and volume_id.startswith(s) for s in disks.values()),
+        timeout=timeout, interval=1)
 
 
 @idempotent_id("abb0f5f9-5996-4959-ad34-daefb7c12703")
