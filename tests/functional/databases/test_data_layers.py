@@ -252,6 +252,8 @@ def _racing_cas(database, ctx, volume_id):
         thread = threading.Thread(target=_second_writer, daemon=True)
         thread.start()
         assert started.wait(10)
+        # The subject: the second writer stays blocked while this one
+        # holds the row; nothing to poll for (it must not happen).
         time.sleep(0.5)
         assert "won" not in loser, "second writer was not blocked"
     thread.join(30)

@@ -40,6 +40,7 @@ class StatusRecorder:
             status = self.cinder.status(self.volume_id)
             if not self.seen or self.seen[-1] != status:
                 self.seen.append(status)
+            # A sampler, not a wait: the pace of its samples.
             time.sleep(self.interval)
 
     def __enter__(self):
