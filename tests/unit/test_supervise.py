@@ -4,7 +4,8 @@ import os
 import signal
 import subprocess
 import sys
-import time
+
+from tests.support import waiting
 
 SUPERVISE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "devstack", "tools", "supervise")
@@ -18,17 +19,16 @@ def _start(tmp_path, *command):
 
 def _child_pid(tmp_path, other_than=None, timeout=10):
     path = tmp_path / "svc.child.pid"
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if path.exists():
-            text = path.read_text().strip()
-            if text and int(text) != other_than:
-                return int(text)
-        time.sleep(0.05)
-    raise AssertionError("no (new) child pid in %s" % path)
+
+    def child():
+        text = path.read_text().strip() if path.exists() else ""
+        return int(text) if text and int(text) != other_than else None
+    return waiting.wait_for("a (new) child pid in %s" % path, child,
+                            timeout=timeout, interval=0.05)
 
 
 def test_a_killed_daemon_is_restarted_and_term_stops_both(tmp_path):
+    # The supervised daemon: a process that runs until it is killed.
     sup = _start(tmp_path, sys.executable, "-c",
                  "import time; time.sleep(60)")
     try:

@@ -19,6 +19,7 @@ import oslo_messaging as messaging
 from minicompute import exception
 from ministack import exception as ms_exception
 from minicompute.db import api as db_api
+from tests.support import waiting
 
 
 class FakeVolumeAPI:
@@ -240,22 +241,23 @@ class FakeComputeManager:
         Scoped to one instance: the RPC server lives for the whole
         session, so a cast an earlier test sent may land during this one.
         """
-        import time
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        def first():
             for cast_name, kwargs in self._casts_for(instance_uuid):
                 if cast_name == name:
                     return kwargs
-            time.sleep(0.01)
-        raise AssertionError("no %s cast received for %s"
-                             % (name, instance_uuid))
+        return waiting.wait_for(
+            "a %s cast for %s" % (name, instance_uuid), first,
+            lambda kwargs: kwargs is not None, timeout=timeout,
+            interval=0.01)
 
     def wait_for_casts(self, count, instance_uuid, timeout=5):
         """Casts are asynchronous even on fake:/; wait for ``count`` of
         the instance's and return them (casts may reorder)."""
-        import time
-        deadline = time.monotonic() + timeout
-        while len(self._casts_for(instance_uuid)) < count and \
-                time.monotonic() < deadline:
-            time.sleep(0.01)
+        try:
+            waiting.wait_for(
+                "%d casts for %s" % (count, instance_uuid),
+                lambda: len(self._casts_for(instance_uuid)) >= count,
+                timeout=timeout, interval=0.01)
+        except waiting.WaitTimeout:
+            pass   # the caller asserts on what came
         return self._casts_for(instance_uuid)

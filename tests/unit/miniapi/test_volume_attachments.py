@@ -7,6 +7,7 @@ import oslo_messaging as messaging
 from minicompute import exception
 from ministack import context
 from minicompute.db import api as db_api
+from tests.support import waiting
 
 BASE = "/v2.1/servers/%s/os-volume_attachments"
 
@@ -166,11 +167,8 @@ def test_reserve_timeout_is_409_and_leaves_nothing(api, make_server, volumes,
     status, body, _ = _attach(api, server_id, volume_id)
     assert status == 409, body
     gate.set()  # the host now creates the BDM late...
-    import time
-    deadline = time.monotonic() + 5
-    while not _bdms(server_id) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    [late] = _bdms(server_id)
+    [late] = waiting.wait_for("the late BDM", lambda: _bdms(server_id),
+                              timeout=5, interval=0.02)
     assert late.attachment_id is None
     # ...and it is not shown as an attachment: without attachment_id it is
     # hidden at 2.89.

@@ -16,6 +16,7 @@ from minicompute import service
 from minicompute.db import api as db_api
 from minicompute.virt import fake
 from ministack import rpc
+from tests.support import rpc as rpc_support
 from tests.unit.minicompute import fakes
 from tests.unit.minicompute import test_manager as tm
 
@@ -34,7 +35,9 @@ def stack(conf, nova_db):
     svc = service.ComputeService(conf, transport, wrapped_driver,
                                  wrapped_api)
     svc.start()
-    client = rpcapi.ComputeAPI(transport, timeout=10)
+    # Casts as calls: each returns once the manager has handled it.
+    client = rpc_support.cast_as_call(rpcapi.ComputeAPI(transport,
+                                                        timeout=10))
     yield svc, client, driver, volume_api
     svc.stop()
     transport.cleanup()
@@ -53,17 +56,15 @@ def test_point_fires_and_the_flow_undoes_everything(ctxt, stack, server,
     vid = volume_api.create()
     volume_api.volumes[vid]["name"] = "inject-fault-%s" % point
     tm._api_attach(ctxt, client, volume_api, server, vid)
-    tm._wait(lambda: volume_api.volumes[vid]["status"] == "available")
-    tm._wait(lambda: not db_api.bdm_get_all_by_instance(
-        ctxt, server["uuid"]))
+    assert volume_api.volumes[vid]["status"] == "available"
+    assert not db_api.bdm_get_all_by_instance(ctxt, server["uuid"])
     assert volume_api.attachments == {}
     # The disk reached the guest and the flow took it out again.
     assert ("attach_volume", server["uuid"], "/dev/vdb") in driver.calls
     assert ("detach_volume", server["uuid"], "/dev/vdb") in driver.calls
     assert driver.get_attached_devices(server) == []
     assert "attachment_complete" not in volume_api.calls
-    tm._wait(lambda: any(e.result == "Error"
-                         for e in tm._events(ctxt, server)))
+    assert any(e.result == "Error" for e in tm._events(ctxt, server))
     events = tm._events(ctxt, server)
     assert any("Injected fault at %s" % point in (e.details or "")
                for e in events)
@@ -74,5 +75,5 @@ def test_unmarked_volume_attaches_normally(ctxt, stack, server):
     vid = volume_api.create()
     volume_api.volumes[vid]["name"] = "plain"
     tm._api_attach(ctxt, client, volume_api, server, vid)
-    tm._wait(lambda: volume_api.volumes[vid]["status"] == "in-use")
+    assert volume_api.volumes[vid]["status"] == "in-use"
     assert driver.get_attached_devices(server) == ["vdb"]

@@ -6,7 +6,6 @@ is what lets every undo path be reached.
 """
 
 import json
-import time
 
 import pytest
 from oslo_config import cfg
@@ -23,6 +22,7 @@ from ministack import context
 from ministack import exception as ms_exception
 from ministack import rpc
 from minicompute.db import api as db_api
+from tests.support import rpc as rpc_support
 from tests.unit.minicompute import fakes
 
 
@@ -44,7 +44,9 @@ def stack(conf, nova_db):
     volume_api = fakes.FakeVolumeAPI()
     svc = service.ComputeService(conf, transport, driver, volume_api)
     svc.start()
-    client = rpcapi.ComputeAPI(transport, timeout=10)
+    # Casts as calls: each returns once the manager has handled it.
+    client = rpc_support.cast_as_call(rpcapi.ComputeAPI(transport,
+                                                        timeout=10))
     yield svc, client, driver, volume_api
     svc.stop()
     transport.cleanup()
@@ -61,15 +63,6 @@ def server(ctxt, stack):
         ctxt, db_api.to_dict(inst), {"id": "img"},
         {"memory_mb": 128, "vcpus": 1})
     return db_api.to_dict(db_api.instance_get(ctxt, inst.uuid))
-
-
-def _wait(predicate, timeout=5):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.02)
-    raise AssertionError("condition not met in %ss" % timeout)
 
 
 def _events(ctxt, server):
@@ -109,7 +102,7 @@ def test_attach_then_detach(ctxt, stack, server):
     vid = volume_api.create()
     bdm = _api_attach(ctxt, client, volume_api, server, vid, "/dev/vdq")
     assert bdm["device_name"] == "/dev/vdb"   # supplied name ignored
-    _wait(lambda: volume_api.volumes[vid]["status"] == "in-use")
+    assert volume_api.volumes[vid]["status"] == "in-use"
     row = db_api.bdm_get(ctxt, bdm["id"])
     info = json.loads(row.connection_info)
     assert info["serial"] == vid
@@ -121,13 +114,12 @@ def test_attach_then_detach(ctxt, stack, server):
     dctxt = context.RequestContext(user_id="u1", project_id="p1")
     db_api.action_start(dctxt, server["uuid"], "detach_volume")
     client.detach_volume(dctxt, server, vid, bdm["attachment_id"])
-    _wait(lambda: volume_api.volumes[vid]["status"] == "available")
-    _wait(lambda: not db_api.bdm_get_all_by_instance(ctxt, server["uuid"]))
+    assert volume_api.volumes[vid]["status"] == "available"
+    assert not db_api.bdm_get_all_by_instance(ctxt, server["uuid"])
     assert driver.get_attached_devices(server) == []
-    # The event ends just after the flow's last write: wait for it.
-    _wait(lambda: {(e.event, e.result) for e in _events(ctxt, server)} >= {
+    assert {(e.event, e.result) for e in _events(ctxt, server)} >= {
         ("compute_attach_volume", "Success"),
-        ("compute_detach_volume", "Success")})
+        ("compute_detach_volume", "Success")}
 
 
 def test_reserve_rejects_same_volume_twice(ctxt, stack, server):
@@ -162,13 +154,12 @@ def test_driver_attach_failure_undoes_everything(ctxt, stack, server):
     vid = volume_api.create()
     driver.fail_attach = exception.InternalError(err="qemu said no")
     _api_attach(ctxt, client, volume_api, server, vid)
-    _wait(lambda: volume_api.volumes[vid]["status"] == "available")
-    _wait(lambda: not db_api.bdm_get_all_by_instance(ctxt, server["uuid"]))
+    assert volume_api.volumes[vid]["status"] == "available"
+    assert not db_api.bdm_get_all_by_instance(ctxt, server["uuid"])
     assert volume_api.attachments == {}
     action = db_api.action_get_by_request_id(ctxt, server["uuid"],
                                              ctxt.request_id)
-    _wait(lambda: db_api.action_events_get(ctxt, action.id)[0].result
-          == "Error")
+    assert db_api.action_events_get(ctxt, action.id)[0].result == "Error"
     event = db_api.action_events_get(ctxt, action.id)[0]
     assert "qemu said no" in event.details
 
@@ -180,8 +171,8 @@ def test_update_failure_releases_the_reservation(ctxt, stack, server):
     vid = volume_api.create()
     volume_api.fail["attachment_update"] = ms_exception.Conflict(reason="x")
     _api_attach(ctxt, client, volume_api, server, vid)
-    _wait(lambda: volume_api.volumes[vid]["status"] == "available")
-    _wait(lambda: not db_api.bdm_get_all_by_instance(ctxt, server["uuid"]))
+    assert volume_api.volumes[vid]["status"] == "available"
+    assert not db_api.bdm_get_all_by_instance(ctxt, server["uuid"])
     assert volume_api.attachments == {}
     assert driver.get_attached_devices(server) == []
 
@@ -192,8 +183,8 @@ def test_complete_failure_detaches_from_driver(ctxt, stack, server):
     volume_api.fail["attachment_complete"] = ms_exception.Conflict(
         reason="x")
     _api_attach(ctxt, client, volume_api, server, vid)
-    _wait(lambda: volume_api.volumes[vid]["status"] == "available")
-    _wait(lambda: not db_api.bdm_get_all_by_instance(ctxt, server["uuid"]))
+    assert volume_api.volumes[vid]["status"] == "available"
+    assert not db_api.bdm_get_all_by_instance(ctxt, server["uuid"])
     assert driver.get_attached_devices(server) == []
     assert ("detach_volume", server["uuid"], "/dev/vdb") in driver.calls
 
@@ -203,12 +194,12 @@ def test_detach_refused_rolls_back(ctxt, stack, server):
     _, client, driver, volume_api = stack
     vid = volume_api.create()
     bdm = _api_attach(ctxt, client, volume_api, server, vid)
-    _wait(lambda: volume_api.volumes[vid]["status"] == "in-use")
+    assert volume_api.volumes[vid]["status"] == "in-use"
     volume_api.begin_detaching(ctxt, vid)
     driver.fail_detach = exception.DeviceDetachFailed(device="vdb",
                                                       reason="busy")
     client.detach_volume(ctxt, server, vid, bdm["attachment_id"])
-    _wait(lambda: "roll_detaching" in volume_api.calls)
+    assert "roll_detaching" in volume_api.calls
     assert volume_api.volumes[vid]["status"] == "in-use"
     assert db_api.bdm_get(ctxt, bdm["id"])
     assert driver.get_attached_devices(server) == ["vdb"]
@@ -221,10 +212,10 @@ def test_legacy_flow(ctxt, stack, server):
     bdm = client.reserve_block_device_name(ctxt, server, None, vid)
     volume_api.reserve_volume(ctxt, vid)
     client.attach_volume(ctxt, server, bdm)
-    _wait(lambda: volume_api.volumes[vid]["status"] == "in-use")
+    assert volume_api.volumes[vid]["status"] == "in-use"
     assert "initialize_connection" in volume_api.calls
     client.detach_volume(ctxt, server, vid)
-    _wait(lambda: volume_api.volumes[vid]["status"] == "available")
+    assert volume_api.volumes[vid]["status"] == "available"
     assert {"terminate_connection", "detach"} <= set(volume_api.calls)
 
 
@@ -233,20 +224,15 @@ def test_terminate_detaches_and_deletes(ctxt, stack, server):
     keep, drop = volume_api.create(), volume_api.create()
     for vid in (keep, drop):
         bdm = _api_attach(ctxt, client, volume_api, server, vid)
-        _wait(lambda v=vid: volume_api.volumes[v]["status"] == "in-use")
+        assert volume_api.volumes[vid]["status"] == "in-use"
         if vid == drop:
             db_api.bdm_update(ctxt, bdm["id"],
                               {"delete_on_termination": True})
     client.terminate_instance(ctxt, server)
-    _wait(lambda: drop not in volume_api.volumes)
+    assert drop not in volume_api.volumes
     assert volume_api.volumes[keep]["status"] == "available"
-
-    def gone():
-        try:
-            db_api.instance_get(ctxt, server["uuid"])
-        except exception.InstanceNotFound:
-            return True
-    _wait(gone)
+    with pytest.raises(exception.InstanceNotFound):
+        db_api.instance_get(ctxt, server["uuid"])
     assert not driver.instance_exists(server)
 
 

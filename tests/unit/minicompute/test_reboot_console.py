@@ -17,7 +17,6 @@ conf = _manager_tests.conf
 stack = _manager_tests.stack
 server = _manager_tests.server
 _events = _manager_tests._events
-_wait = _manager_tests._wait
 
 
 @pytest.mark.parametrize("kind", ["SOFT", "HARD"])
@@ -27,14 +26,14 @@ def test_reboot_instance(ctxt, stack, server, kind):
         "task_state": "rebooting" if kind == "SOFT" else "rebooting_hard"})
     db_api.action_start(ctxt, server["uuid"], "reboot")
     client.reboot_instance(ctxt, server, kind)
-    _wait(lambda: db_api.instance_get(ctxt, server["uuid"]).task_state
-          is None)
+    assert db_api.instance_get(ctxt, server["uuid"]).task_state is None
     row = db_api.instance_get(ctxt, server["uuid"])
     assert (row.vm_state, row.power_state) == ("active", 1)
     assert ("reboot", server["uuid"], kind) in driver.calls
-    # The event is finished after the instance is saved: wait for it.
-    _wait(lambda: ("compute_reboot_instance", "Success") in [
-        (e.event, e.result) for e in _events(ctxt, server)])
+    # The event is finished after the instance is saved (and before the
+    # cast, sent as a call, returns).
+    assert ("compute_reboot_instance", "Success") in [
+        (e.event, e.result) for e in _events(ctxt, server)]
 
 
 def test_failed_reboot_leaves_error_with_the_reason(ctxt, stack, server,
@@ -46,8 +45,7 @@ def test_failed_reboot_leaves_error_with_the_reason(ctxt, stack, server,
     monkeypatch.setattr(driver, "reboot", boom)
     db_api.action_start(ctxt, server["uuid"], "reboot")
     client.reboot_instance(ctxt, server, "HARD")
-    _wait(lambda: db_api.instance_get(ctxt, server["uuid"]).vm_state
-          == "error")
+    assert db_api.instance_get(ctxt, server["uuid"]).vm_state == "error"
     row = db_api.instance_get(ctxt, server["uuid"])
     assert row.task_state is None
     assert "domain would not start" in row.fault
