@@ -3,7 +3,7 @@ refused TCP connection and a throwaway SQLite file)."""
 
 from ministack_audit import cmd
 from ministack_audit import ledgers
-from tests.functional.daemons import free_port
+from tests.support.daemons import free_port
 
 
 def _configs(tmp_path, nova_url, cinder_url):
