@@ -31,7 +31,6 @@ Usage (root, after devstack/stack.sh)::
 """
 
 import argparse
-import concurrent.futures
 import os
 import signal
 import subprocess
@@ -44,11 +43,13 @@ import libvirt
 from minicompute.virt.libvirt import guest_agent
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_attach_concurrency as concurrency  # noqa: E402
 import bench_attach_floor as floor  # noqa: E402
 import bench_attach_ledger as ledger  # noqa: E402
 import bench_attach_probes as probes  # noqa: E402
 import bench_attach_report as report  # noqa: E402
 import bench_attach_soak as soak  # noqa: E402
+import bench_attach_traced as traced  # noqa: E402
 import journey  # noqa: E402
 from bench_attach_report import say  # noqa: E402
 
@@ -130,16 +131,17 @@ class Bench:
                          lambda: self.volume_status(vid) == "gone")
             self.volumes.discard(vid)
 
-    def attach(self, sid, vid):
+    def attach(self, sid, vid, headers=None):
         resp = self.cloud.compute(
             "POST", "/servers/%s/os-volume_attachments" % sid,
-            {"volumeAttachment": {"volumeId": vid}})
+            {"volumeAttachment": {"volumeId": vid}}, headers=headers)
         return resp, (resp.json()["volumeAttachment"]["device"]
                       if resp.status_code == 200 else None)
 
-    def detach(self, sid, vid):
+    def detach(self, sid, vid, headers=None):
         return self.cloud.compute(
-            "DELETE", "/servers/%s/os-volume_attachments/%s" % (sid, vid))
+            "DELETE", "/servers/%s/os-volume_attachments/%s" % (sid, vid),
+            headers=headers)
 
     def watch(self, vid, status, waiter, t0):
         """Seconds from ``t0`` to Cinder's ``status`` and to the guest
@@ -157,6 +159,33 @@ class Bench:
 
     # --- phases --------------------------------------------------------
 
+    def stack_round(self, sid, dom, name, trace_headers=None):
+        """Attach and detach a fresh volume through the API, timed;
+        ``trace_headers()`` gives each request new osprofiler headers."""
+        def headers():
+            return trace_headers()[1] if trace_headers else None
+        vid = self.create_volume(name)
+        self.wait_status(vid, "available")
+        serial, values = vid[:20], {}
+        waiter = probes.GuestWaiter(dom, serial, present=True)
+        start = time.perf_counter()
+        resp, _ = self.attach(sid, vid, headers())
+        t0 = time.perf_counter()
+        journey.check(resp, 200)
+        values["post_attach"] = t0 - start
+        values["api_in_use"], values["api_visible"] = self.watch(
+            vid, "in-use", waiter, t0)
+        waiter = probes.GuestWaiter(dom, serial, present=False)
+        start = time.perf_counter()
+        resp = self.detach(sid, vid, headers())
+        t0 = time.perf_counter()
+        journey.check(resp, 202)
+        values["post_detach"] = t0 - start
+        values["api_available"], values["api_gone"] = self.watch(
+            vid, "available", waiter, t0)
+        self.delete_volume(vid)
+        return values
+
     def latency(self, sid):
         rows = {k: [] for k in ("post_attach", "api_in_use", "api_visible",
                                 "post_detach", "api_available", "api_gone",
@@ -165,29 +194,15 @@ class Bench:
         dom = self.domain(sid)
         fdom = self.floor.boot(self.args.image_record, self.args.memory_mb,
                                self.args.virt_type)
+        tracing = traced.tracing(self.args)
         for i in range(self.args.n):
-            vid = self.create_volume("lat%d" % i)
-            self.wait_status(vid, "available")
-            serial = vid[:20]
-            waiter = probes.GuestWaiter(dom, serial, present=True)
-            start = time.perf_counter()
-            resp, _ = self.attach(sid, vid)
-            t0 = time.perf_counter()
-            journey.check(resp, 200)
-            rows["post_attach"].append(t0 - start)
-            in_use, visible = self.watch(vid, "in-use", waiter, t0)
-            rows["api_in_use"].append(in_use)
-            rows["api_visible"].append(visible)
-            waiter = probes.GuestWaiter(dom, serial, present=False)
-            start = time.perf_counter()
-            resp = self.detach(sid, vid)
-            t0 = time.perf_counter()
-            journey.check(resp, 202)
-            rows["post_detach"].append(t0 - start)
-            available, gone = self.watch(vid, "available", waiter, t0)
-            rows["api_available"].append(available)
-            rows["api_gone"].append(gone)
-            self.delete_volume(vid)
+            values = self.stack_round(sid, dom, "lat%d" % i)
+            for key, value in values.items():
+                rows[key].append(value)
+            visible, gone = values["api_visible"], values["api_gone"]
+            if tracing is not None:      # same round, traced: same noise
+                traced.record(rows, self.stack_round(
+                    sid, dom, "trc%d" % i, tracing.headers))
             for key, value in zip(("floor_attached", "floor_visible",
                                    "floor_gone", "floor_undone"),
                                   self.floor.round(fdom, i), strict=True):
@@ -198,51 +213,8 @@ class Bench:
                 report.ms(rows["floor_gone"][-1])))
         self.floor.shutdown()
         self.results["latency"] = rows
-
-    def concurrency(self, sids):
-        free = probes.vg_free_gib(VG)
-        g, v = len(sids), self.args.v
-        note = None
-        usable = int(free + 0.01)   # whole 1 GiB volumes that fit
-        if g * v > usable:
-            v = max(1, usable // g)
-            g = min(g, max(1, usable))
-            note = ("VG %s has %.1f GiB free: scaled %dx%d down to %dx%d "
-                    "(1 GiB volumes)" % (VG, free, len(sids), self.args.v,
-                                         g, v))
-            say("   note: " + note)
-        sids = sids[:g]
-        pairs = [(sid, self.create_volume("c%d-%d" % (si, vi)))
-                 for si, sid in enumerate(sids) for vi in range(v)]
-        for _, vid in pairs:
-            self.wait_status(vid, "available")
-        result = {"g": g, "v": v, "note": note}
-        with concurrent.futures.ThreadPoolExecutor(len(pairs)) as pool:
-            start = time.perf_counter()
-            answers = list(pool.map(lambda p: self.attach(*p), pairs))
-            errors = [r.status_code for r, _ in answers
-                      if r.status_code != 200]
-            att_errors, seen = self._settle(pairs, "in-use", True)
-            result["attach_wall"] = time.perf_counter() - start
-            devices = {}
-            for (sid, _), (_, dev) in zip(pairs, answers, strict=True):
-                devices.setdefault(sid, []).append(dev)
-            dup_api = sum(len(d) - len(set(d)) for d in devices.values())
-            dup_guest = sum(len(names) - len(set(names))
-                            for names in seen.values())
-            result.update(attach_errors=len(errors) + att_errors,
-                          dup_api=dup_api, dup_guest=dup_guest)
-            start = time.perf_counter()
-            answers = list(pool.map(lambda p: self.detach(*p), pairs))
-            errors = [r.status_code for r in answers if r.status_code != 202]
-            det_errors, _ = self._settle(pairs, "available", False)
-            result["detach_wall"] = time.perf_counter() - start
-            result["detach_errors"] = len(errors) + det_errors
-        for _, vid in pairs:
-            self.delete_volume(vid, wait=False)
-        for _, vid in pairs:
-            self.delete_volume(vid)
-        self.results["concurrency"] = result
+        if tracing is not None:
+            traced.report(rows)
 
     def _settle(self, pairs, status, present):
         """Wait until every volume has ``status`` and every guest shows
@@ -325,6 +297,9 @@ def main(argv=None):
                         "after the soak (see ministack.memtrace)")
     parser.add_argument("--scale", action="store_true", help="the scale "
                         "run instead (tools/bench_scale.py, own options)")
+    parser.add_argument("--traced", action="store_true",
+                        help="each latency round also traced (osprofiler): "
+                        "attach/detach with tracing off and on")
     parser.add_argument("--quick", action="store_true",
                         help="short run: N=3, 2x2, K=5")
     parser.add_argument("--cloud", default="ministack")
@@ -356,7 +331,7 @@ def main(argv=None):
             bench.latency(sids[0])
         if "concurrency" not in args.skip:
             say("== concurrency")
-            bench.concurrency(sids)
+            concurrency.run(bench, sids, VG)
         if "soak" not in args.skip:
             say("== soak, %d cycles after %d of warm-up" % (args.k,
                                                            args.warmup))
