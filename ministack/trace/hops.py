@@ -110,7 +110,6 @@ through oslo.utils' ``mask_dict_password``/``mask_password`` (CHAP
 """
 
 import datetime
-import json
 import re
 
 from ministack.trace import naming
@@ -143,21 +142,6 @@ def load(connection_string, ident):
 
 # --- spans to hops -----------------------------------------------------------
 
-def _data(row):
-    data = row.get("data")
-    if isinstance(data, str):
-        try:
-            data = json.loads(data)
-        except ValueError:
-            data = {}
-        if isinstance(data, str):  # osprofiler stores a JSON string
-            try:
-                data = json.loads(data)
-            except ValueError:
-                data = {}
-    return data if isinstance(data, dict) else {}
-
-
 def _parse_ts(text):
     return datetime.datetime.strptime(text, _TS_FORMAT)
 
@@ -175,7 +159,7 @@ def spans_from_rows(rows):
         category, _, edge = name.rpartition("-")
         if edge not in ("start", "stop"):
             continue
-        info = _data(row).get("info") or {}
+        info = storage.notification_data(row.get("data")).get("info") or {}
         span = spans.get(row["trace_id"])
         if span is None:
             span = spans[row["trace_id"]] = {

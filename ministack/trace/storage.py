@@ -179,6 +179,19 @@ def register():
         setattr(stock, name, getattr(SQLAlchemyDriver, name))
 
 
+def notification_data(value):
+    """A stored notification's ``data`` column as a dict: osprofiler's own
+    driver stores a JSON string (of a JSON string), this one a JSON
+    object; anything unreadable is an empty dict."""
+    for _ in range(2):
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                return {}
+    return value if isinstance(value, dict) else {}
+
+
 class TraceNotFound(LookupError):
     """No stored span matches the trace id or request id."""
 

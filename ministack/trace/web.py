@@ -32,7 +32,6 @@ devstack: 8780). Why it is built this way:
   operator (an SSH tunnel reaches it from elsewhere).
 """
 
-import json
 import re
 
 import flask
@@ -176,18 +175,6 @@ def view(trace):
             "kinds": list(KINDS)}
 
 
-def _data(value):
-    """A stored notification's ``data`` column as a dict (osprofiler's
-    own driver stores a JSON string, ministack's a JSON object)."""
-    for _ in range(2):
-        if isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except ValueError:
-                return {}
-    return value if isinstance(value, dict) else {}
-
-
 def recent_traces(connection_string, limit=50):
     """The newest ``limit`` traces of the store, newest first: trace id,
     start, what started it (``METHOD /path`` of its first WSGI span, or
@@ -230,7 +217,8 @@ def recent_traces(connection_string, limit=50):
     for base_id, _first, started, count in newest:
         head = heads.get(base_id)
         name = head.name if head is not None else ""
-        request = (_data(head.data).get("info") or {}).get("request") \
+        request = (storage.notification_data(head.data).get("info")
+                   or {}).get("request") \
             if head is not None else None
         if isinstance(request, dict) and request.get("path"):
             name = naming.rest_name(request.get("method", "?"),
