@@ -53,7 +53,8 @@ import libvirt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_attach  # noqa: E402
-import bench_attach_probes as probes  # noqa: E402
+import bench_scale_report  # noqa: E402
+import bench_scale_room as room  # noqa: E402
 import bench_scale_stats as stats  # noqa: E402
 import journey  # noqa: E402
 from bench_attach_report import say  # noqa: E402
@@ -68,74 +69,9 @@ class Scale(bench_attach.Bench):
 
     def __init__(self, args):
         super().__init__(args)
-        self.project = self.cloud._cloud.volume_url.rsplit("/", 1)[1]
-        self.quota_before = None
+        self.quota = room.VolumeQuota(
+            self.cloud, self.cloud._cloud.volume_url.rsplit("/", 1)[1])
         self.results = {"cpu": {}, "latency": {}, "api_errors": {}}
-
-    # --- room ----------------------------------------------------------
-
-    def check_room(self):
-        free = probes.vg_free_gib(bench_attach.VG)
-        need = self.args.volumes
-        if free + 0.01 < need:
-            raise SystemExit(
-                "VG %s has %.1f GiB free, the run needs %d (1 GiB volumes)."
-                " Grow its sparse backing file, e.g.:\n  truncate -s +%dG "
-                "/var/lib/ministack/%s-backing-file && losetup -c LOOP && "
-                "pvresize --config 'global{activation=0}' LOOP\n(or "
-                "VOLUME_BACKING_FILE_SIZE before stack.sh)" % (
-                    bench_attach.VG, free, need, need - int(free) + 8,
-                    bench_attach.VG))
-        # Deleting a volume zeroes it (volume_clear = zero); on the lab's
-        # loop device over a sparse file that allocates the volume's
-        # blocks in the file, so every volume needs its GiB of host disk
-        # until the file is punched again. Seen: 200 deletes filled the
-        # disk and left 60 volumes error_deleting.
-        st = os.statvfs(self.args.backing_dir)
-        disk = st.f_bavail * st.f_frsize / 2 ** 30
-        if disk < need + 10:
-            raise SystemExit(
-                "%s has %.0f GiB free; zeroing %d deleted 1 GiB volumes "
-                "allocates up to %d GiB in the VG's sparse backing file: "
-                "use fewer --volumes or free the disk" % (
-                    self.args.backing_dir, disk, need, need))
-
-    def raise_quota(self):
-        path = "/os-quota-sets/%s" % self.project
-        quota = self.cloud.volume("GET", path + "?usage=True")
-        if not quota.ok:
-            raise SystemExit("cannot read the volume quota (%s): use an "
-                             "admin cloud" % quota.status_code)
-        vols = quota.json()["quota_set"]["volumes"]
-        defaults = self.cloud.volume("GET", path + "/defaults").json()
-        self.quota_before = (vols["limit"],
-                             defaults["quota_set"]["volumes"])
-        want = vols["in_use"] + vols["reserved"] + self.args.volumes + 8
-        if vols["limit"] == -1 or vols["limit"] >= want:
-            self.quota_before = None
-            return
-        resp = self.cloud.volume("PUT", path, {"quota_set": {
-            "volumes": want}})
-        if not resp.ok:
-            self.quota_before = None
-            raise SystemExit("cannot raise the volume quota to %d: %s %s" % (
-                want, resp.status_code, resp.text[:300]))
-        say("   volume quota of project %s raised %d -> %d for the run" % (
-            self.project, vols["limit"], want))
-
-    def restore_quota(self):
-        if self.quota_before is None:
-            return
-        limit, default = self.quota_before
-        path = "/os-quota-sets/%s" % self.project
-        if limit == default:
-            resp = self.cloud.volume("DELETE", path)
-        else:
-            resp = self.cloud.volume("PUT", path, {"quota_set": {
-                "volumes": limit}})
-        say("   volume quota put back to %d (%s)" % (limit, resp.status_code))
-        if resp.ok:
-            self.quota_before = None
 
     def delete_volume(self, vid, wait=True):
         """Bench's delete, but a volume the driver failed to clear
@@ -328,64 +264,6 @@ class Scale(bench_attach.Bench):
         self.results["under_load"] = under
 
 
-def report(results, audit_rc, png):
-    say()
-    for fault in results.get("boot_faults", []):
-        say("boot fault (retried): %s" % fault)
-    burst = results.get("burst")
-    if burst:
-        say("== %d servers x %d volumes = %d attachments at once" % (
-            burst["servers"], burst["per_server"],
-            burst["servers"] * burst["per_server"]))
-        say(stats.format_table([
-            ("boot %d servers (ACTIVE + agent)" % burst["servers"],
-             stats.secs(burst.get("boot_wall")), ""),
-            ("create %d volumes" % (burst["servers"] * burst["per_server"]),
-             stats.secs(burst.get("create_wall")), ""),
-            ("attach-all (in-use + visible)", stats.secs(
-                burst["attach_wall"]), "%d %s" % (burst["attach_errors"],
-                                                  burst["attach_codes"])),
-            ("detach-all (available + gone)", stats.secs(
-                burst["detach_wall"]), "%d %s" % (burst["detach_errors"],
-                                                  burst["detach_codes"])),
-            ("duplicate device names", str(burst["dup_devices"]), ""),
-        ], ("phase", "wall", "errors")))
-    if results.get("latency"):
-        say()
-        under = results.get("under_load", {})
-        say("== API latency, %s volumes (list returned %s); %s attaches: "
-            "%s to in-use + visible, %s errors; detach %s, %s errors" % (
-                results.get("volumes"), results.get("listed"),
-                under.get("count"), stats.secs(under.get("attach_wall")),
-                under.get("attach_errors"),
-                stats.secs(under.get("detach_wall")),
-                under.get("detach_errors")))
-        say(stats.format_table(stats.latency_rows(results["latency"]),
-                               ("call", "condition", "n", "p50", "p99",
-                                "max")))
-        if results["api_errors"]:
-            say("non-200 answers: %s" % results["api_errors"])
-    cpu = results.get("cpu") or {}
-    if cpu:
-        say()
-        say("== CPU, share of all %d cores (sampled from /proc every 0.5 s)"
-            % (os.cpu_count() or 1))
-        say(stats.format_table(stats.cpu_rows(cpu), (
-            "phase", "time", "busy", "iowait") + stats.GROUPS))
-        say()
-        say("== limiting resource per phase")
-        for phase, summary in cpu.items():
-            say("   %-22s %s" % (phase + ":", stats.verdict(summary)))
-    errors = (burst or {}).get("errors", 0) + sum(
-        results.get("under_load", {}).get(k, 0)
-        for k in ("attach_errors", "detach_errors")) + sum(
-        results.get("api_errors", {}).values())
-    say()
-    say("errors: %d; left of this run: %s; ministack-audit exit %s; "
-        "chart %s" % (errors, results.get("ours") or "nothing", audit_rc,
-                      png or "-"))
-
-
 def _interrupt(signum, frame):
     raise KeyboardInterrupt()
 
@@ -421,7 +299,7 @@ def main(argv=None):
     libvirt.registerErrorHandler(lambda *_: None, None)
     signal.signal(signal.SIGTERM, _interrupt)
     bench = Scale(args)
-    bench.check_room()
+    room.check_room(args)
     bench.sampler = stats.CpuSampler()
     say("scale run %s: %d servers x %d volumes, then %d volumes + %d "
         "attaches under %d API clients; cloud %s; load %.2f on %d CPUs" % (
@@ -431,7 +309,7 @@ def main(argv=None):
     audit_rc = png = None
     bench.sampler.start()
     try:
-        bench.raise_quota()
+        bench.quota.raise_for(args.volumes)
         say("== booting %d servers" % args.servers)
         bench.sampler.mark("boot")
         start = time.perf_counter()
@@ -457,7 +335,7 @@ def main(argv=None):
             bench.sampler.mark("clean-up")
             bench.cleanup()
         finally:
-            bench.restore_quota()
+            bench.quota.restore()
             bench.sampler.stop()
         bench.results["cpu"] = {k: v for k, v in bench.sampler.summary(
         ).items() if v["seconds"] > 0}
@@ -476,7 +354,7 @@ def main(argv=None):
             png = stats.chart(bench.results, args.png)
         except Exception as exc:   # the tables still matter
             say("chart failed: %s" % exc)
-        report(bench.results, audit_rc, png)
+        bench_scale_report.report(bench.results, audit_rc, png)
     return 0
 
 

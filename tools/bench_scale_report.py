@@ -1,0 +1,65 @@
+"""The printout of tools/bench_scale.py: the burst, the API latencies
+under load, the CPU per phase with its limiting resource, the errors."""
+
+import os
+
+import bench_scale_stats as stats
+from bench_attach_report import say
+
+
+def report(results, audit_rc, png):
+    say()
+    for fault in results.get("boot_faults", []):
+        say("boot fault (retried): %s" % fault)
+    burst = results.get("burst")
+    if burst:
+        say("== %d servers x %d volumes = %d attachments at once" % (
+            burst["servers"], burst["per_server"],
+            burst["servers"] * burst["per_server"]))
+        say(stats.format_table([
+            ("boot %d servers (ACTIVE + agent)" % burst["servers"],
+             stats.secs(burst.get("boot_wall")), ""),
+            ("create %d volumes" % (burst["servers"] * burst["per_server"]),
+             stats.secs(burst.get("create_wall")), ""),
+            ("attach-all (in-use + visible)", stats.secs(
+                burst["attach_wall"]), "%d %s" % (burst["attach_errors"],
+                                                  burst["attach_codes"])),
+            ("detach-all (available + gone)", stats.secs(
+                burst["detach_wall"]), "%d %s" % (burst["detach_errors"],
+                                                  burst["detach_codes"])),
+            ("duplicate device names", str(burst["dup_devices"]), ""),
+        ], ("phase", "wall", "errors")))
+    if results.get("latency"):
+        say()
+        under = results.get("under_load", {})
+        say("== API latency, %s volumes (list returned %s); %s attaches: "
+            "%s to in-use + visible, %s errors; detach %s, %s errors" % (
+                results.get("volumes"), results.get("listed"),
+                under.get("count"), stats.secs(under.get("attach_wall")),
+                under.get("attach_errors"),
+                stats.secs(under.get("detach_wall")),
+                under.get("detach_errors")))
+        say(stats.format_table(stats.latency_rows(results["latency"]),
+                               ("call", "condition", "n", "p50", "p99",
+                                "max")))
+        if results["api_errors"]:
+            say("non-200 answers: %s" % results["api_errors"])
+    cpu = results.get("cpu") or {}
+    if cpu:
+        say()
+        say("== CPU, share of all %d cores (sampled from /proc every 0.5 s)"
+            % (os.cpu_count() or 1))
+        say(stats.format_table(stats.cpu_rows(cpu), (
+            "phase", "time", "busy", "iowait") + stats.GROUPS))
+        say()
+        say("== limiting resource per phase")
+        for phase, summary in cpu.items():
+            say("   %-22s %s" % (phase + ":", stats.verdict(summary)))
+    errors = (burst or {}).get("errors", 0) + sum(
+        results.get("under_load", {}).get(k, 0)
+        for k in ("attach_errors", "detach_errors")) + sum(
+        results.get("api_errors", {}).values())
+    say()
+    say("errors: %d; left of this run: %s; ministack-audit exit %s; "
+        "chart %s" % (errors, results.get("ours") or "nothing", audit_rc,
+                      png or "-"))
