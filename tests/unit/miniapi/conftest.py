@@ -22,6 +22,7 @@ from miniapi import app as app_mod
 from miniapi import conf as api_conf
 from miniapi import db_setup
 from miniapi.compute import images as images_adapter
+from tests.support import fake_cinder
 from tests.unit.miniapi import fakes
 
 HOST = "host1"
@@ -91,7 +92,8 @@ def compute(engine, admin_ctxt, _rpc_server):
 
 @pytest.fixture
 def volumes():
-    return fakes.FakeVolumeAPI()
+    """The fake Cinder (``tests.support.fake_cinder``) behind the API."""
+    return fake_cinder.FakeCinder()
 
 
 @pytest.fixture

@@ -35,7 +35,7 @@ def test_services(api, compute):
 
 def test_instance_actions(api, make_server, volumes, admin_ctxt):
     server_id = make_server()
-    vol = volumes.create_volume()
+    vol = volumes.add_volume()
     api.post("/v2.1/servers/%s/os-volume_attachments" % server_id,
              {"volumeAttachment": {"volumeId": vol}})
     actions = db_api.action_get_all(admin_ctxt, server_id)

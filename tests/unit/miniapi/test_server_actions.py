@@ -122,7 +122,7 @@ def test_os_volumes_end_at_2_35(api, version, code):
     {"volume": {"display_name": "x"}}, {"volume": {"size": "9" * 5000}}])
 def test_os_volumes_create_bad_size(api, volumes, body):
     assert api.post("/v2.1/os-volumes", body)[0] == 400
-    assert volumes.volumes == {}
+    assert volumes.volume_ids() == []
 
 
 @pytest.mark.parametrize("path", ["/v2.1/os-volumes/%s",

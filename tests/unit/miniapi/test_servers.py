@@ -117,7 +117,7 @@ def test_show_fields_2_1_non_admin(api, make_server):
 
 def test_volumes_attached(api, make_server, volumes):
     server_id = make_server()
-    vol = volumes.create_volume()
+    vol = volumes.add_volume()
     api.post("/v2.1/servers/%s/os-volume_attachments" % server_id,
              {"volumeAttachment": {"volumeId": vol}})
     _, body, _ = api.get("/v2.1/servers/" + server_id, version="2.3")
@@ -212,7 +212,7 @@ def test_delete_with_host_down_is_local(api, make_server, volumes,
                                         admin_ctxt):
     """Host down: attachments released, dot volumes deleted, row gone."""
     server_id = make_server()
-    keep, drop = volumes.create_volume(), volumes.create_volume()
+    keep, drop = volumes.add_volume(), volumes.add_volume()
     url = "/v2.1/servers/%s/os-volume_attachments" % server_id
     api.post(url, {"volumeAttachment": {"volumeId": keep}})
     api.post(url, {"volumeAttachment": {
@@ -221,9 +221,9 @@ def test_delete_with_host_down_is_local(api, make_server, volumes,
     db_api.service_update(admin_ctxt, svc.uuid, {"forced_down": True})
     assert api.delete("/v2.1/servers/" + server_id)[0] == 204
     assert api.get("/v2.1/servers/" + server_id)[0] == 404
-    assert volumes.volumes[keep]["status"] == "available"
-    assert drop not in volumes.volumes
-    assert volumes.attachments == {}
+    assert volumes.status(keep) == "available"
+    assert not volumes.has_volume(drop)
+    assert volumes.attachment_ids() == []
     # actions stay readable after delete (2.21+)
     _, body, _ = api.get("/v2.1/servers/%s/os-instance-actions" % server_id)
     assert body["instanceActions"][0]["action"] == "delete"

@@ -231,7 +231,7 @@ def test_server_create_and_delete(api, compute):
 @pytest.mark.parametrize("token", ["admin:p1", "u1:p1"])
 def test_server_views(api, make_server, volumes, version, token):
     server_id = make_server(token=token)
-    vol = volumes.create_volume()
+    vol = volumes.add_volume()
     api.post("/v2.1/servers/%s/os-volume_attachments" % server_id,
              {"volumeAttachment": {"volumeId": vol}}, token=token)
     status, body, _ = api.get("/v2.1/servers/%s" % server_id, token=token,
@@ -276,7 +276,7 @@ def test_server_ips(api, make_server):
                                      "2.96"])
 def test_volume_attachment_views(api, make_server, volumes, version):
     server_id = make_server()
-    vol = volumes.create_volume()
+    vol = volumes.add_volume()
     url = "/v2.1/servers/%s/os-volume_attachments" % server_id
     status, body, _ = api.post(url, {"volumeAttachment": {"volumeId": vol}},
                                version=version)

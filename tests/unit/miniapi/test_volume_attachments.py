@@ -25,7 +25,7 @@ def _bdms(server_id):
 def test_attach_sequence(api, make_server, volumes, compute):
     """POST: reserve name (CALL), attachment_create, action, CAST."""
     server_id = make_server()
-    volume_id = volumes.create_volume()
+    volume_id = volumes.add_volume()
     status, body, _ = _attach(api, server_id, volume_id, tag="data",
                               delete_on_termination=True)
     assert status == 200, body
@@ -34,9 +34,9 @@ def test_attach_sequence(api, make_server, volumes, compute):
     assert att == {"id": volume_id, "volumeId": volume_id,
                    "serverId": server_id, "device": "/dev/vdb",
                    "tag": "data", "delete_on_termination": True}
-    assert volumes.volumes[volume_id]["status"] == "reserved"
+    assert volumes.status(volume_id) == "reserved"
     (bdm,) = _bdms(server_id)
-    assert bdm.attachment_id in volumes.attachments
+    assert bdm.attachment_id in volumes.attachment_ids()
     assert bdm.delete_on_termination is True
     assert bdm.connection_info is None
     cast = compute.wait_for_cast("attach_volume", server_id)
@@ -48,7 +48,7 @@ def test_attach_sequence(api, make_server, volumes, compute):
 
 def test_attach_views_per_version(api, make_server, volumes):
     server_id = make_server()
-    volume_id = volumes.create_volume()
+    volume_id = volumes.add_volume()
     assert _attach(api, server_id, volume_id, tag="t1")[0] == 200
     url = BASE % server_id
     _, body, _ = api.get(url, version="2.1")
@@ -72,7 +72,7 @@ def test_attach_views_per_version(api, make_server, volumes):
 def test_post_response_in_list(api, make_server, volumes):
     """tempest: the POST response dict is `In` the GET list (2.79)."""
     server_id = make_server()
-    volume_id = volumes.create_volume()
+    volume_id = volumes.add_volume()
     _, posted, _ = _attach(api, server_id, volume_id, version="2.79")
     _, listed, _ = api.get(BASE % server_id, version="2.79")
     assert posted["volumeAttachment"] in listed["volumeAttachments"]
@@ -94,7 +94,7 @@ def test_2_89_hides_bdm_without_attachment(api, make_server, admin_ctxt):
 
 def test_attach_tag_below_2_49_rejected(api, make_server, volumes):
     server_id = make_server()
-    status, body, _ = _attach(api, server_id, volumes.create_volume(),
+    status, body, _ = _attach(api, server_id, volumes.add_volume(),
                               version="2.48", tag="x")
     assert status == 400
     assert "Additional properties" in body["badRequest"]["message"]
@@ -102,14 +102,14 @@ def test_attach_tag_below_2_49_rejected(api, make_server, volumes):
 
 def test_attach_dot_below_2_79_rejected(api, make_server, volumes):
     server_id = make_server()
-    status, _, _ = _attach(api, server_id, volumes.create_volume(),
+    status, _, _ = _attach(api, server_id, volumes.add_volume(),
                            version="2.78", delete_on_termination=True)
     assert status == 400
 
 
 def test_second_attach_same_server_is_400(api, make_server, volumes):
     server_id = make_server()
-    volume_id = volumes.create_volume()
+    volume_id = volumes.add_volume()
     assert _attach(api, server_id, volume_id)[0] == 200
     status, body, _ = _attach(api, server_id, volume_id)
     assert status == 400
@@ -119,7 +119,7 @@ def test_second_attach_same_server_is_400(api, make_server, volumes):
 
 def test_attach_to_other_server_is_400(api, make_server, volumes):
     s1, s2 = make_server("a"), make_server("b")
-    volume_id = volumes.create_volume()
+    volume_id = volumes.add_volume()
     assert _attach(api, s1, volume_id)[0] == 200
     status, _, _ = _attach(api, s2, volume_id)
     assert status == 400
@@ -129,19 +129,19 @@ def test_attach_to_other_server_is_400(api, make_server, volumes):
 def test_cinder_refusal_rolls_back(api, make_server, volumes):
     """Cinder refuses the reservation: 400, the BDM is destroyed."""
     server_id = make_server()
-    volume_id = volumes.create_volume(status="error")
+    volume_id = volumes.add_volume(status="error")
     status, body, _ = _attach(api, server_id, volume_id)
     assert status == 400
     assert "status must be available" in body["badRequest"]["message"]
     assert _bdms(server_id) == []
-    assert volumes.attachments == {}
+    assert volumes.attachment_ids() == []
 
 
 def test_cast_failure_rolls_back_everything(api, make_server, volumes,
                                             compute, monkeypatch, app):
     """A failure after attachment_create deletes the attachment too."""
     server_id = make_server()
-    volume_id = volumes.create_volume()
+    volume_id = volumes.add_volume()
     rpcapi = app.config["COMPUTE_API"].compute_rpcapi
 
     def broken_cast(*args, **kwargs):
@@ -150,8 +150,8 @@ def test_cast_failure_rolls_back_everything(api, make_server, volumes,
     status, _, _ = _attach(api, server_id, volume_id)
     assert status == 500
     assert _bdms(server_id) == []
-    assert volumes.attachments == {}
-    assert volumes.volumes[volume_id]["status"] == "available"
+    assert volumes.attachment_ids() == []
+    assert volumes.status(volume_id) == "available"
 
 
 def test_reserve_timeout_is_409_and_leaves_nothing(api, make_server, volumes,
@@ -159,7 +159,7 @@ def test_reserve_timeout_is_409_and_leaves_nothing(api, make_server, volumes,
     """The host does not answer the CALL in time: 409, no orphan BDM."""
     import threading
     server_id = make_server()
-    volume_id = volumes.create_volume()
+    volume_id = volumes.add_volume()
     rpcapi = app.config["COMPUTE_API"].compute_rpcapi
     rpcapi.client = rpcapi.client.prepare(timeout=0.5)
     gate = threading.Event()
@@ -174,14 +174,14 @@ def test_reserve_timeout_is_409_and_leaves_nothing(api, make_server, volumes,
     # hidden at 2.89.
     assert api.get(BASE % server_id, version="2.89")[1][
         "volumeAttachments"] == []
-    assert volumes.attachments == {}
+    assert volumes.attachment_ids() == []
 
 
 def test_remote_exception_maps_to_http(api, make_server, volumes, compute):
     """An exception raised on the host crosses RPC and keeps its code."""
     server_id = make_server()
     compute.fail_reserve = exception.TooManyDiskDevices(maximum=2)
-    status, body, _ = _attach(api, server_id, volumes.create_volume())
+    status, body, _ = _attach(api, server_id, volumes.add_volume())
     assert status == 403
     assert "maximum allowed number of disk devices (2)" in \
         body["forbidden"]["message"]
@@ -196,30 +196,30 @@ def test_attach_unknown_volume_404(api, make_server):
 
 def test_attach_volume_of_other_project_404(api, make_server, volumes):
     server_id = make_server(token="u1:p1")
-    volume_id = volumes.create_volume(project_id="p2")
+    volume_id = volumes.add_volume(project_id="p2")
     status, _, _ = api.post(BASE % server_id, {"volumeAttachment": {
         "volumeId": volume_id}}, token="u1:p1")
     assert status == 404
 
 
 def test_attach_unknown_server_404(api, volumes):
-    status, _, _ = _attach(api, str(uuid.uuid4()), volumes.create_volume())
+    status, _, _ = _attach(api, str(uuid.uuid4()), volumes.add_volume())
     assert status == 404
-    status, _, _ = _attach(api, "not-a-uuid", volumes.create_volume())
+    status, _, _ = _attach(api, "not-a-uuid", volumes.add_volume())
     assert status == 404
 
 
 def test_attach_other_project_server_404(api, make_server, volumes):
     server_id = make_server(token="u1:p1")
     status, _, _ = api.post(BASE % server_id, {"volumeAttachment": {
-        "volumeId": volumes.create_volume(project_id="p2")}},
+        "volumeId": volumes.add_volume(project_id="p2")}},
         token="u2:p2")
     assert status == 404
 
 
 def test_attach_wrong_state_409(api, make_server, volumes):
     server_id = make_server(vm_state="building")
-    status, body, _ = _attach(api, server_id, volumes.create_volume())
+    status, body, _ = _attach(api, server_id, volumes.add_volume())
     assert status == 409
     assert "vm_state building" in body["conflictingRequest"]["message"]
 
@@ -228,7 +228,7 @@ def test_attach_task_in_flight_409(api, make_server, volumes, admin_ctxt):
     server_id = make_server()
     db_api.instance_update(admin_ctxt, server_id,
                            {"task_state": "powering-off"})
-    status, _, _ = _attach(api, server_id, volumes.create_volume())
+    status, _, _ = _attach(api, server_id, volumes.add_volume())
     assert status == 409
 
 
@@ -236,17 +236,17 @@ def test_attach_compute_down_409(api, make_server, volumes, admin_ctxt):
     server_id = make_server()
     svc = db_api.service_get_all(admin_ctxt)[0]
     db_api.service_update(admin_ctxt, svc.uuid, {"forced_down": True})
-    volume_id = volumes.create_volume()
+    volume_id = volumes.add_volume()
     status, body, _ = _attach(api, server_id, volume_id)
     assert status == 409
     assert "unavailable" in body["conflictingRequest"]["message"]
-    assert volumes.volumes[volume_id]["status"] == "available"
+    assert volumes.status(volume_id) == "available"
 
 
 def test_bad_bodies_400(api, make_server, volumes):
     server_id = make_server()
     url = BASE % server_id
-    vol = volumes.create_volume()
+    vol = volumes.add_volume()
     cases = [
         {"volumeAttachment": {"volumeId": "not-a-uuid"}},
         {"volumeAttachment": {"volumeId": vol, "bogus": 1}},
@@ -267,18 +267,18 @@ def test_bad_bodies_400(api, make_server, volumes):
     assert status == 400
     assert resp["badRequest"]["message"] == "Malformed request body"
     assert _bdms(server_id) == []
-    assert volumes.volumes[vol]["status"] == "available"
+    assert volumes.status(vol) == "available"
 
 
 def test_detach_sequence(api, make_server, volumes, compute):
     server_id = make_server()
-    volume_id = volumes.create_volume()
+    volume_id = volumes.add_volume()
     _attach(api, server_id, volume_id)
     bdm = _bdms(server_id)[0]
-    volumes.complete(bdm.attachment_id)
+    volumes.complete_attachment(bdm.attachment_id)
     status, body, _ = api.delete(BASE % server_id + "/" + volume_id)
     assert status == 202 and body is None
-    assert volumes.volumes[volume_id]["status"] == "detaching"
+    assert volumes.status(volume_id) == "detaching"
     cast = compute.wait_for_cast("detach_volume", server_id)
     assert cast["attachment_id"] == bdm.attachment_id
     assert cast["volume_id"] == volume_id
@@ -288,7 +288,7 @@ def test_detach_sequence(api, make_server, volumes, compute):
 
 def test_detach_not_attached_404(api, make_server, volumes):
     server_id = make_server()
-    volume_id = volumes.create_volume()
+    volume_id = volumes.add_volume()
     status, body, _ = api.delete(BASE % server_id + "/" + volume_id)
     assert status == 404
     assert "is not attached to volume" in body["itemNotFound"]["message"]
@@ -301,19 +301,19 @@ def test_detach_not_attached_404(api, make_server, volumes):
 def test_detach_while_reserved_400(api, make_server, volumes):
     """begin_detaching refuses a volume that is not in-use yet: 400."""
     server_id = make_server()
-    volume_id = volumes.create_volume()
+    volume_id = volumes.add_volume()
     _attach(api, server_id, volume_id)
     status, body, _ = api.delete(BASE % server_id + "/" + volume_id)
     assert status == 400
-    assert volumes.volumes[volume_id]["status"] == "reserved"
+    assert volumes.status(volume_id) == "reserved"
 
 
 def test_detach_cast_failure_rolls_back(api, make_server, volumes, app,
                                         monkeypatch):
     server_id = make_server()
-    volume_id = volumes.create_volume()
+    volume_id = volumes.add_volume()
     _attach(api, server_id, volume_id)
-    volumes.complete(_bdms(server_id)[0].attachment_id)
+    volumes.complete_attachment(_bdms(server_id)[0].attachment_id)
     rpcapi = app.config["COMPUTE_API"].compute_rpcapi
 
     def broken_cast(*args, **kwargs):
@@ -321,12 +321,12 @@ def test_detach_cast_failure_rolls_back(api, make_server, volumes, app,
     monkeypatch.setattr(rpcapi, "detach_volume", broken_cast)
     status, _, _ = api.delete(BASE % server_id + "/" + volume_id)
     assert status == 500
-    assert volumes.volumes[volume_id]["status"] == "in-use"
+    assert volumes.status(volume_id) == "in-use"
 
 
 def test_update_delete_on_termination_2_85(api, make_server, volumes):
     server_id = make_server()
-    volume_id = volumes.create_volume()
+    volume_id = volumes.add_volume()
     _attach(api, server_id, volume_id)
     url = BASE % server_id + "/" + volume_id
     status, _, _ = api.put(url, {"volumeAttachment": {
@@ -347,7 +347,7 @@ def test_update_delete_on_termination_2_85(api, make_server, volumes):
 def test_swap_is_refused(api, make_server, volumes):
     """Swap: 403 for users, 409 (not migrating) for the service role."""
     server_id = make_server()
-    v1, v2 = volumes.create_volume(), volumes.create_volume()
+    v1, v2 = volumes.add_volume(), volumes.add_volume()
     _attach(api, server_id, v1)
     url = BASE % server_id + "/" + v1
     body = {"volumeAttachment": {"volumeId": v2}}
@@ -363,7 +363,7 @@ def test_swap_is_refused(api, make_server, volumes):
 
 def test_list_paging_and_query_validation(api, make_server, volumes):
     server_id = make_server()
-    vols = [volumes.create_volume() for _ in range(3)]
+    vols = [volumes.add_volume() for _ in range(3)]
     for v in vols:
         _attach(api, server_id, v)
     _, body, _ = api.get(BASE % server_id + "?limit=1&offset=1",

@@ -1,87 +1,22 @@
 """The compute manager over a fake:/ RPC transport, fake driver and Cinder.
 
 The RPC path is real oslo.messaging (client from minicompute.rpcapi, the
-ComputeService's server); only the hypervisor and Cinder are fakes, which
-is what lets every undo path be reached.
+ComputeService's server; the ``stack`` and ``server`` fixtures are in
+conftest); only the hypervisor and Cinder are fakes, which is what lets
+every undo path be reached.
 """
 
 import json
 
 import pytest
-from oslo_config import cfg
-import oslo_messaging as messaging
 
-from minicompute import conf as compute_conf
 from minicompute import power_state
 from minicompute import exception
-from minicompute import rpcapi
-from minicompute import service
-from minicompute.virt import fake
-from ministack import config
 from ministack import context
 from ministack import exception as ms_exception
-from ministack import rpc
 from minicompute.db import api as db_api
-from tests.support import rpc as rpc_support
-from tests.unit.minicompute import fakes
-
-
-@pytest.fixture
-def conf():
-    conf = cfg.ConfigOpts()
-    config.register_common_opts(conf)
-    compute_conf.register_opts(conf)
-    conf([], project="minicompute")
-    conf.set_override("host", "h1")
-    return conf
-
-
-@pytest.fixture
-def stack(conf, nova_db):
-    transport = messaging.get_rpc_transport(
-        conf, url="fake:/", allowed_remote_exmods=rpc.ALLOWED_EXMODS)
-    driver = fake.FakeDriver()
-    volume_api = fakes.FakeVolumeAPI()
-    svc = service.ComputeService(conf, transport, driver, volume_api)
-    svc.start()
-    # Casts as calls: each returns once the manager has handled it.
-    client = rpc_support.cast_as_call(rpcapi.ComputeAPI(transport,
-                                                        timeout=10))
-    yield svc, client, driver, volume_api
-    svc.stop()
-    transport.cleanup()
-
-
-@pytest.fixture
-def server(ctxt, stack):
-    svc, client, driver, _ = stack
-    inst = db_api.instance_create(ctxt, {
-        "display_name": "vm", "host": "h1", "vm_state": "building",
-        "memory_mb": 128, "vcpus": 1})
-    db_api.action_start(ctxt, inst.uuid, "create")
-    svc.manager.build_and_run_instance(
-        ctxt, db_api.to_dict(inst), {"id": "img"},
-        {"memory_mb": 128, "vcpus": 1})
-    return db_api.to_dict(db_api.instance_get(ctxt, inst.uuid))
-
-
-def _events(ctxt, server):
-    return [e for a in db_api.action_get_all(ctxt, server["uuid"])
-            for e in db_api.action_events_get(ctxt, a.id)]
-
-
-def _api_attach(ctxt, client, volume_api, server, volume_id, device=None):
-    """The API phase, as miniapi does it: reserve name, create, cast."""
-    vol = volume_api.get(ctxt, volume_id)
-    bdm = client.reserve_block_device_name(
-        ctxt, server, device, volume_id, multiattach=vol["multiattach"])
-    assert bdm["connection_info"] is None
-    att = volume_api.attachment_create(ctxt, volume_id, server["uuid"])
-    bdm = db_api.to_dict(db_api.bdm_update(ctxt, bdm["id"], {
-        "attachment_id": att["id"]}))
-    db_api.action_start(ctxt, server["uuid"], "attach_volume")
-    client.attach_volume(ctxt, server, bdm)
-    return bdm
+from tests.unit.minicompute.manager_flow import action_events
+from tests.unit.minicompute.manager_flow import api_attach
 
 
 def test_build_makes_instance_active(ctxt, server, stack):
@@ -99,10 +34,10 @@ def test_heartbeat_registers_service(stack, ctxt):
 def test_attach_then_detach(ctxt, stack, server):
     """The whole journey: reserved -> in-use -> available, BDM gone."""
     _, client, driver, volume_api = stack
-    vid = volume_api.create()
-    bdm = _api_attach(ctxt, client, volume_api, server, vid, "/dev/vdq")
+    vid = volume_api.add_volume()
+    bdm = api_attach(ctxt, client, volume_api, server, vid, "/dev/vdq")
     assert bdm["device_name"] == "/dev/vdb"   # supplied name ignored
-    assert volume_api.volumes[vid]["status"] == "in-use"
+    assert volume_api.status(vid) == "in-use"
     row = db_api.bdm_get(ctxt, bdm["id"])
     info = json.loads(row.connection_info)
     assert info["serial"] == vid
@@ -114,17 +49,17 @@ def test_attach_then_detach(ctxt, stack, server):
     dctxt = context.RequestContext(user_id="u1", project_id="p1")
     db_api.action_start(dctxt, server["uuid"], "detach_volume")
     client.detach_volume(dctxt, server, vid, bdm["attachment_id"])
-    assert volume_api.volumes[vid]["status"] == "available"
+    assert volume_api.status(vid) == "available"
     assert not db_api.bdm_get_all_by_instance(ctxt, server["uuid"])
     assert driver.get_attached_devices(server) == []
-    assert {(e.event, e.result) for e in _events(ctxt, server)} >= {
+    assert {(e.event, e.result) for e in action_events(ctxt, server)} >= {
         ("compute_attach_volume", "Success"),
         ("compute_detach_volume", "Success")}
 
 
 def test_reserve_rejects_same_volume_twice(ctxt, stack, server):
     _, client, _, volume_api = stack
-    vid = volume_api.create()
+    vid = volume_api.add_volume()
     client.reserve_block_device_name(ctxt, server, None, vid)
     with pytest.raises(exception.InvalidVolume):
         client.reserve_block_device_name(ctxt, server, None, vid)
@@ -151,12 +86,12 @@ def test_names_are_distinct(ctxt, stack, server):
 def test_driver_attach_failure_undoes_everything(ctxt, stack, server):
     """Driver fails: attachment deleted, BDM destroyed, event Error."""
     _, client, driver, volume_api = stack
-    vid = volume_api.create()
+    vid = volume_api.add_volume()
     driver.fail_attach = exception.InternalError(err="qemu said no")
-    _api_attach(ctxt, client, volume_api, server, vid)
-    assert volume_api.volumes[vid]["status"] == "available"
+    api_attach(ctxt, client, volume_api, server, vid)
+    assert volume_api.status(vid) == "available"
     assert not db_api.bdm_get_all_by_instance(ctxt, server["uuid"])
-    assert volume_api.attachments == {}
+    assert volume_api.attachment_ids() == []
     action = db_api.action_get_by_request_id(ctxt, server["uuid"],
                                              ctxt.request_id)
     assert db_api.action_events_get(ctxt, action.id)[0].result == "Error"
@@ -168,22 +103,23 @@ def test_update_failure_releases_the_reservation(ctxt, stack, server):
     """attachment_update fails before anything was wired: the attach flow
     itself deletes the attachment the API created; the BDM goes."""
     _, client, driver, volume_api = stack
-    vid = volume_api.create()
-    volume_api.fail["attachment_update"] = ms_exception.Conflict(reason="x")
-    _api_attach(ctxt, client, volume_api, server, vid)
-    assert volume_api.volumes[vid]["status"] == "available"
+    vid = volume_api.add_volume()
+    volume_api.fail_next("attachment_update",
+                         ms_exception.Conflict(reason="x"))
+    api_attach(ctxt, client, volume_api, server, vid)
+    assert volume_api.status(vid) == "available"
     assert not db_api.bdm_get_all_by_instance(ctxt, server["uuid"])
-    assert volume_api.attachments == {}
+    assert volume_api.attachment_ids() == []
     assert driver.get_attached_devices(server) == []
 
 
 def test_complete_failure_detaches_from_driver(ctxt, stack, server):
     _, client, driver, volume_api = stack
-    vid = volume_api.create()
-    volume_api.fail["attachment_complete"] = ms_exception.Conflict(
-        reason="x")
-    _api_attach(ctxt, client, volume_api, server, vid)
-    assert volume_api.volumes[vid]["status"] == "available"
+    vid = volume_api.add_volume()
+    volume_api.fail_next("attachment_complete",
+                         ms_exception.Conflict(reason="x"))
+    api_attach(ctxt, client, volume_api, server, vid)
+    assert volume_api.status(vid) == "available"
     assert not db_api.bdm_get_all_by_instance(ctxt, server["uuid"])
     assert driver.get_attached_devices(server) == []
     assert ("detach_volume", server["uuid"], "/dev/vdb") in driver.calls
@@ -192,15 +128,15 @@ def test_complete_failure_detaches_from_driver(ctxt, stack, server):
 def test_detach_refused_rolls_back(ctxt, stack, server):
     """DeviceDetachFailed: volume back to in-use, BDM kept."""
     _, client, driver, volume_api = stack
-    vid = volume_api.create()
-    bdm = _api_attach(ctxt, client, volume_api, server, vid)
-    assert volume_api.volumes[vid]["status"] == "in-use"
+    vid = volume_api.add_volume()
+    bdm = api_attach(ctxt, client, volume_api, server, vid)
+    assert volume_api.status(vid) == "in-use"
     volume_api.begin_detaching(ctxt, vid)
     driver.fail_detach = exception.DeviceDetachFailed(device="vdb",
                                                       reason="busy")
     client.detach_volume(ctxt, server, vid, bdm["attachment_id"])
     assert "roll_detaching" in volume_api.calls
-    assert volume_api.volumes[vid]["status"] == "in-use"
+    assert volume_api.status(vid) == "in-use"
     assert db_api.bdm_get(ctxt, bdm["id"])
     assert driver.get_attached_devices(server) == ["vdb"]
 
@@ -208,29 +144,29 @@ def test_detach_refused_rolls_back(ctxt, stack, server):
 def test_legacy_flow(ctxt, stack, server):
     """A BDM without attachment_id: initialize_connection/attach/detach."""
     _, client, driver, volume_api = stack
-    vid = volume_api.create()
+    vid = volume_api.add_volume()
     bdm = client.reserve_block_device_name(ctxt, server, None, vid)
     volume_api.reserve_volume(ctxt, vid)
     client.attach_volume(ctxt, server, bdm)
-    assert volume_api.volumes[vid]["status"] == "in-use"
+    assert volume_api.status(vid) == "in-use"
     assert "initialize_connection" in volume_api.calls
     client.detach_volume(ctxt, server, vid)
-    assert volume_api.volumes[vid]["status"] == "available"
+    assert volume_api.status(vid) == "available"
     assert {"terminate_connection", "detach"} <= set(volume_api.calls)
 
 
 def test_terminate_detaches_and_deletes(ctxt, stack, server):
     _, client, driver, volume_api = stack
-    keep, drop = volume_api.create(), volume_api.create()
+    keep, drop = volume_api.add_volume(), volume_api.add_volume()
     for vid in (keep, drop):
-        bdm = _api_attach(ctxt, client, volume_api, server, vid)
-        assert volume_api.volumes[vid]["status"] == "in-use"
+        bdm = api_attach(ctxt, client, volume_api, server, vid)
+        assert volume_api.status(vid) == "in-use"
         if vid == drop:
             db_api.bdm_update(ctxt, bdm["id"],
                               {"delete_on_termination": True})
     client.terminate_instance(ctxt, server)
-    assert drop not in volume_api.volumes
-    assert volume_api.volumes[keep]["status"] == "available"
+    assert not volume_api.has_volume(drop)
+    assert volume_api.status(keep) == "available"
     with pytest.raises(exception.InstanceNotFound):
         db_api.instance_get(ctxt, server["uuid"])
     assert not driver.instance_exists(server)

@@ -9,14 +9,10 @@ from minicompute.virt.libvirt import config
 from minicompute.virt.libvirt import console
 from minicompute.virt.libvirt import reboot
 from minicompute.db import api as db_api
-from tests.unit.minicompute import test_manager as _manager_tests
+from tests.unit.minicompute.manager_flow import action_events
 
-# The manager tests' fixtures: a ComputeService on fake:/ with the fake
-# driver, and one ACTIVE server on it.
-conf = _manager_tests.conf
-stack = _manager_tests.stack
-server = _manager_tests.server
-_events = _manager_tests._events
+# ``stack`` (a ComputeService on fake:/ with the fake driver) and
+# ``server`` (one ACTIVE server on it) come from conftest.
 
 
 @pytest.mark.parametrize("kind", ["SOFT", "HARD"])
@@ -33,7 +29,7 @@ def test_reboot_instance(ctxt, stack, server, kind):
     # The event is finished after the instance is saved (and before the
     # cast, sent as a call, returns).
     assert ("compute_reboot_instance", "Success") in [
-        (e.event, e.result) for e in _events(ctxt, server)]
+        (e.event, e.result) for e in action_events(ctxt, server)]
 
 
 def test_failed_reboot_leaves_error_with_the_reason(ctxt, stack, server,

@@ -10,11 +10,7 @@ from ministack import db
 from minicompute.db import api as db_api
 from minicompute.db import models
 from minicompute.db.session import scope
-from tests.unit.minicompute import test_manager as tm
-
-conf = tm.conf
-stack = tm.stack
-server = tm.server
+from tests.unit.minicompute.manager_flow import api_attach
 
 
 def _age(bdm_id, seconds=600):
@@ -28,7 +24,7 @@ def _wait_attached(volume_api, vid, reconciler):
     """The volume is in-use *and* the attach cast has finished: until its
     event ends, the reconciler leaves the instance alone (in flight). The
     cast was sent as a call (``tests.support.rpc``): both hold already."""
-    assert volume_api.volumes[vid]["status"] == "in-use"
+    assert volume_api.status(vid) == "in-use"
     assert not reconciler.in_flight()
 
 
@@ -41,7 +37,7 @@ def reconciler(stack):
 def test_interrupted_attach_is_rolled_back(ctxt, stack, server, reconciler):
     """A compute_attach_volume event left running by a dead process."""
     svc, client, driver, volume_api = stack
-    vid = volume_api.create()
+    vid = volume_api.add_volume()
     bdm = client.reserve_block_device_name(ctxt, server, None, vid)
     att = volume_api.attachment_create(ctxt, vid, server["uuid"])
     db_api.bdm_update(ctxt, bdm["id"], {"attachment_id": att["id"]})
@@ -56,8 +52,8 @@ def test_interrupted_attach_is_rolled_back(ctxt, stack, server, reconciler):
 
     reconciler.recover_interrupted()
 
-    assert volume_api.volumes[vid]["status"] == "available"
-    assert volume_api.attachments == {}
+    assert volume_api.status(vid) == "available"
+    assert volume_api.attachment_ids() == []
     assert db_api.bdm_get_all_by_instance(ctxt, server["uuid"]) == []
     action = db_api.action_get_by_request_id(req, server["uuid"],
                                              "req-dead")
@@ -71,7 +67,7 @@ def test_bdm_left_by_a_timed_out_reserve_is_destroyed(ctxt, stack, server,
                                                       reconciler):
     """Path 3: the host made the BDM after the API gave up on the CALL."""
     _, client, _, volume_api = stack
-    vid = volume_api.create()
+    vid = volume_api.add_volume()
     bdm = client.reserve_block_device_name(ctxt, server, None, vid)
     assert [d.kind for d in reconciler.run(fix=True)] == []   # in grace
     _age(bdm["id"])
@@ -83,8 +79,8 @@ def test_bdm_left_by_a_timed_out_reserve_is_destroyed(ctxt, stack, server,
 
 def test_orphan_attachment_and_lost_disk(ctxt, stack, server, reconciler):
     svc, client, driver, volume_api = stack
-    vid = volume_api.create()
-    bdm = tm._api_attach(ctxt, client, volume_api, server, vid)
+    vid = volume_api.add_volume()
+    bdm = api_attach(ctxt, client, volume_api, server, vid)
     _wait_attached(volume_api, vid, reconciler)
     _age(bdm["id"])
     assert reconciler.run() == []
@@ -97,7 +93,7 @@ def test_orphan_attachment_and_lost_disk(ctxt, stack, server, reconciler):
     db_api.bdm_destroy(ctxt, bdm["id"])
     kinds = {d.kind: d.fixed for d in reconciler.run()}
     assert kinds == {"orphan_attachment": True, "disk_without_bdm": True}
-    assert volume_api.volumes[vid]["status"] == "available"
+    assert volume_api.status(vid) == "available"
     assert driver.get_attached_devices(server) == []
 
 
@@ -107,17 +103,17 @@ def test_fresh_reservation_without_bdm_waits_out_the_grace(
     an attach between its reserve and its BDM update) is young: Cinder's
     attachment summary has no created_at, so its age is the volume's."""
     _, _, _, volume_api = stack
-    vid = volume_api.create()
+    vid = volume_api.add_volume()
     att = volume_api.attachment_create(ctxt, vid, server["uuid"])
-    volume_api.volumes[vid]["updated_at"] = db.utcnow().isoformat()
+    volume_api.set_volume_fields(vid, updated_at=db.utcnow().isoformat())
     assert reconciler.run(fix=True) == []
-    assert att["id"] in volume_api.attachments
+    assert volume_api.attachment_ids() == [att["id"]]
     old = db.utcnow() - datetime.timedelta(seconds=600)
-    volume_api.volumes[vid]["updated_at"] = old.isoformat() + "Z"
+    volume_api.set_volume_fields(vid, updated_at=old.isoformat() + "Z")
     found = reconciler.run(fix=True)
     assert [(d.kind, d.fixed) for d in found] == [("orphan_attachment", True)]
-    assert volume_api.attachments == {}
-    assert volume_api.volumes[vid]["status"] == "available"
+    assert volume_api.attachment_ids() == []
+    assert volume_api.status(vid) == "available"
 
 
 def test_in_use_volume_without_attachment_is_reset(ctxt, stack, server,
@@ -125,16 +121,16 @@ def test_in_use_volume_without_attachment_is_reset(ctxt, stack, server,
     """Cinder's attachment vanished behind nova's back: the BDM goes and
     the volume, which still says in-use, is reset to available."""
     svc, client, driver, volume_api = stack
-    vid = volume_api.create()
-    bdm = tm._api_attach(ctxt, client, volume_api, server, vid)
+    vid = volume_api.add_volume()
+    bdm = api_attach(ctxt, client, volume_api, server, vid)
     _wait_attached(volume_api, vid, reconciler)
     _age(bdm["id"])
-    volume_api.attachments.clear()          # status left at in-use
+    volume_api.drop_attachments()          # status left at in-use
     found = reconciler.run(fix=True)
     assert [(d.kind, d.fixed) for d in found] == [
         ("bdm_without_attachment", True),
         ("in_use_without_attachment", True)]
-    assert volume_api.volumes[vid]["status"] == "available"
+    assert volume_api.status(vid) == "available"
     assert db_api.bdm_get_all_by_instance(ctxt, server["uuid"]) == []
     assert driver.get_attached_devices(server) == []
 
@@ -144,17 +140,14 @@ def test_volume_attached_elsewhere_is_not_reset(ctxt, stack, server,
     """A multiattach volume our BDM lost its attachment to, but another
     server still uses: only our BDM goes, the volume stays in-use."""
     svc, client, driver, volume_api = stack
-    vid = volume_api.create(multiattach=True)
-    bdm = tm._api_attach(ctxt, client, volume_api, server, vid)
+    vid = volume_api.add_volume(multiattach=True)
+    bdm = api_attach(ctxt, client, volume_api, server, vid)
     _wait_attached(volume_api, vid, reconciler)
     _age(bdm["id"])
     other = volume_api.attachment_create(ctxt, vid, "other-server")
-    volume_api.attachments[other["id"]]["attach_status"] = "attached"
-    for aid in [a for a, att in volume_api.attachments.items()
-                if att["instance_uuid"] == server["uuid"]]:
-        del volume_api.attachments[aid]
-    volume_api._recompute(vid)
+    volume_api.complete_attachment(other["id"])
+    volume_api.drop_attachments(server["uuid"], recompute=True)
     found = reconciler.run(fix=True)
     assert [d.kind for d in found] == ["bdm_without_attachment"]
-    assert volume_api.volumes[vid]["status"] == "in-use"
-    assert list(volume_api.attachments) == [other["id"]]
+    assert volume_api.status(vid) == "in-use"
+    assert volume_api.attachment_ids() == [other["id"]]
