@@ -1,7 +1,7 @@
 """Fixtures and hooks of the fuzz tier (see README.md here).
 
 The sessions and raw REST clients are the security tier's fixtures
-(tests/security/conftest.py), imported rather than rewritten. On top:
+(tests/support/lab_sessions.py), imported rather than rewritten. On top:
 
 * ``lab``: the run's own resources (a volume type, volumes, attachments,
   one guest), made once; the clean-up also runs at session end, however
@@ -29,13 +29,13 @@ from tests.fuzz import lab as lab_mod
 from tests.fuzz import probe
 from tests.fuzz import routes as routes_mod
 from tests.fuzz import shapes
-from tests.security.conftest import admin_compute  # noqa: F401
-from tests.security.conftest import admin_session  # noqa: F401
-from tests.security.conftest import admin_volumes  # noqa: F401
-from tests.security.conftest import conf  # noqa: F401
-from tests.security.conftest import demo_compute  # noqa: F401
-from tests.security.conftest import demo_session  # noqa: F401
-from tests.security.conftest import demo_volumes  # noqa: F401
+from tests.support.lab_sessions import admin_compute  # noqa: F401
+from tests.support.lab_sessions import admin_session  # noqa: F401
+from tests.support.lab_sessions import admin_volumes  # noqa: F401
+from tests.support.lab_sessions import conf  # noqa: F401
+from tests.support.lab_sessions import demo_compute  # noqa: F401
+from tests.support.lab_sessions import demo_session  # noqa: F401
+from tests.support.lab_sessions import demo_volumes  # noqa: F401
 
 HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 

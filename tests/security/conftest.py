@@ -9,59 +9,16 @@ suite's raw ones, so a test can send any body, header or microversion.
 
 Every resource a test creates is registered for deletion right away
 (``cleanup``, LIFO, run even when the test fails).
+
+The fixtures are shared with the fuzz tier, so they live in
+``tests/support/lab_sessions.py``; tests here may add their own below.
 """
 
-import pytest
-
-from tests.tempest_style import auth
-from tests.tempest_style import clients
-from tests.tempest_style import config as suite_config
-from tests.tempest_style.conftest import Cleanups
-
-
-@pytest.fixture(scope="session")
-def conf():
-    return suite_config.load()
-
-
-@pytest.fixture(scope="session")
-def demo_session(conf):
-    """The attacker: a member of project demo."""
-    return auth.authenticate(conf, conf.user)
-
-
-@pytest.fixture(scope="session")
-def admin_session(conf):
-    """The victim's side: the admin project's admin."""
-    return auth.authenticate(conf, conf.admin, admin=True)
-
-
-@pytest.fixture(scope="session")
-def demo_volumes(demo_session):
-    return clients.VolumeClient(demo_session.volume_endpoint,
-                                demo_session.token)
-
-
-@pytest.fixture(scope="session")
-def demo_compute(demo_session):
-    return clients.ComputeClient(demo_session.compute_endpoint,
-                                 demo_session.token)
-
-
-@pytest.fixture(scope="session")
-def admin_volumes(admin_session):
-    return clients.VolumeClient(admin_session.volume_endpoint,
-                                admin_session.token)
-
-
-@pytest.fixture(scope="session")
-def admin_compute(admin_session):
-    return clients.ComputeClient(admin_session.compute_endpoint,
-                                 admin_session.token)
-
-
-@pytest.fixture
-def cleanup():
-    stack = Cleanups()
-    yield stack
-    stack.run()
+from tests.support.lab_sessions import admin_compute  # noqa: F401
+from tests.support.lab_sessions import admin_session  # noqa: F401
+from tests.support.lab_sessions import admin_volumes  # noqa: F401
+from tests.support.lab_sessions import cleanup  # noqa: F401
+from tests.support.lab_sessions import conf  # noqa: F401
+from tests.support.lab_sessions import demo_compute  # noqa: F401
+from tests.support.lab_sessions import demo_session  # noqa: F401
+from tests.support.lab_sessions import demo_volumes  # noqa: F401

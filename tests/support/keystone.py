@@ -33,6 +33,9 @@ CLOUDS_YAML = os.environ.get("MINISTACK_CLOUDS_YAML",
 CONF_DIR = os.environ.get("MINISTACK_CONF_DIR", "/etc/ministack")
 MINIAPI_CONF = os.path.join(CONF_DIR, "miniapi.conf")
 REGION = "RegionOne"
+# keystonemiddleware's token cache (seconds) of the private daemons that
+# must show a revocation within a test's patience (the identity suite).
+SHORT_TOKEN_CACHE_TIME = 2
 
 
 def _ini(path, section, option):

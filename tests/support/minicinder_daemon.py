@@ -9,10 +9,8 @@ read LVM, tgt and libiscsi's ``iscsi-inq`` directly.
 """
 
 import configparser
-import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import uuid
@@ -20,6 +18,7 @@ import uuid
 import requests
 
 from ministack import executor
+from tests.support import daemons
 from tests.support import waiting
 
 LAB_VG = "stack-volumes-lvmdriver-1"
@@ -31,18 +30,14 @@ PROJECT = "f0c1d2e3a4b5c6d7e8f9a0b1c2d3e4f5"
 NOVA = {"X-Service-Token": "nova"}
 
 
-def _run(*argv, check=True):
+def run(*argv, check=True):
+    """Run a storage command as root (ministack's executor): (out, err)."""
     return executor.execute(*argv, check_exit_code=check)
 
 
-def _free_port():
-    with contextlib.closing(socket.socket()) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _vg_exists(name):
-    out, _ = _run("vgs", "--noheadings", "-o", "vg_name", check=False)
+def vg_exists(name):
+    """Whether LVM has a volume group called ``name``."""
+    out, _ = run("vgs", "--noheadings", "-o", "vg_name", check=False)
     return name in out.split()
 
 
@@ -50,7 +45,7 @@ class Daemon:
     """A running minicinder subprocess."""
 
     def __init__(self, tmp_path, volume_group, **extra):
-        self.port = _free_port()
+        self.port = daemons.free_port()
         self.url = "http://127.0.0.1:%d" % self.port
         self.conf_path = tmp_path / "minicinder.conf"
         self.log_path = tmp_path / "minicinder.log"
@@ -167,13 +162,13 @@ def force_cleanup(raw, volume_id, check=False):
 
 
 def lv_names(volume_group):
-    out, _ = _run("lvs", *NO_DM, "--noheadings", "-o", "lv_name",
+    out, _ = run("lvs", *NO_DM, "--noheadings", "-o", "lv_name",
                   volume_group, check=False)
     return out.split()
 
 
 def target_names():
-    out, _ = _run("tgtadm", "--lld", "iscsi", "--mode", "target", "--op",
+    out, _ = run("tgtadm", "--lld", "iscsi", "--mode", "target", "--op",
                   "show")
     return [line.split(": ", 1)[1] for line in out.splitlines()
             if line.startswith("Target ")]
@@ -188,5 +183,5 @@ def iscsi_inq(connection_info, initiator, with_chap=True):
     url = "iscsi://%s%s/%s/%s" % (auth, connection_info["target_portal"],
                                  connection_info["target_iqn"],
                                  connection_info["target_lun"])
-    out, _ = _run("iscsi-inq", "-i", initiator, url, check=False)
+    out, _ = run("iscsi-inq", "-i", initiator, url, check=False)
     return "DIRECT_ACCESS" in out

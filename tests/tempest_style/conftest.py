@@ -11,15 +11,16 @@ no volume attached.
 ``@idempotent_id`` or shares one with another test.
 """
 
-import collections
 import os
 
 import pytest
 
+from tests.support.cleanups import Cleanups
 from tests.tempest_style import auth
 from tests.tempest_style import base
 from tests.tempest_style import clients
 from tests.tempest_style import config as suite_config
+from tests.tempest_style.decorators import check_idempotent_ids
 from tests.tempest_style import guest as guest_mod
 from tests.tempest_style import waiters
 
@@ -29,28 +30,6 @@ def pytest_configure(config):
                             "idempotent_id(uuid): a test's stable id")
 
 
-def check_idempotent_ids(items):
-    """Problems with the ids of the collected tests (empty: none).
-
-    Parametrized variants of one function share its id, as in tempest.
-    """
-    problems = []
-    owners = collections.defaultdict(set)
-    for item in items:
-        func = getattr(item, "function", None)
-        id_ = getattr(func, "idempotent_id", None)
-        if id_ is None:
-            problems.append("%s has no @idempotent_id" % item.nodeid)
-            continue
-        owners[id_].add("%s::%s" % (item.module.__name__,
-                                    func.__qualname__))
-    for id_, tests in sorted(owners.items()):
-        if len(tests) > 1:
-            problems.append("idempotent_id %s is used by %s" % (
-                id_, ", ".join(sorted(tests))))
-    return problems
-
-
 def pytest_collection_modifyitems(session, config, items):
     here = os.path.dirname(os.path.abspath(__file__)) + os.sep
     mine = [i for i in items if str(i.path).startswith(here)]
@@ -58,28 +37,6 @@ def pytest_collection_modifyitems(session, config, items):
     if problems:
         raise pytest.UsageError("tempest-style suite ids:\n  "
                                 + "\n  ".join(problems))
-
-
-class Cleanups:
-    """A LIFO stack of cleanup callables; failures are collected, not lost."""
-
-    def __init__(self):
-        self._stack = []
-
-    def add(self, func, *args, **kwargs):
-        self._stack.append((func, args, kwargs))
-
-    def run(self):
-        errors = []
-        while self._stack:
-            func, args, kwargs = self._stack.pop()
-            try:
-                func(*args, **kwargs)
-            except Exception as exc:  # keep cleaning; report at the end
-                errors.append("%s%s: %s" % (
-                    getattr(func, "__name__", func), args, exc))
-        if errors:
-            raise AssertionError("cleanup failed:\n" + "\n".join(errors))
 
 
 @pytest.fixture(scope="session")

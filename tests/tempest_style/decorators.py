@@ -1,5 +1,6 @@
 """Test decorators, as tempest's ``tempest.lib.decorators``."""
 
+import collections
 import uuid
 
 import pytest
@@ -37,3 +38,25 @@ def _numeric(version):
         return (10 ** 6, 0)
     major, minor = version.split(".")
     return int(major), int(minor)
+
+
+def check_idempotent_ids(items):
+    """Problems with the ids of the collected tests (empty: none).
+
+    Parametrized variants of one function share its id, as in tempest.
+    """
+    problems = []
+    owners = collections.defaultdict(set)
+    for item in items:
+        func = getattr(item, "function", None)
+        id_ = getattr(func, "idempotent_id", None)
+        if id_ is None:
+            problems.append("%s has no @idempotent_id" % item.nodeid)
+            continue
+        owners[id_].add("%s::%s" % (item.module.__name__,
+                                    func.__qualname__))
+    for id_, tests in sorted(owners.items()):
+        if len(tests) > 1:
+            problems.append("idempotent_id %s is used by %s" % (
+                id_, ", ".join(sorted(tests))))
+    return problems

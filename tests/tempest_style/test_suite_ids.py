@@ -8,7 +8,7 @@ import types
 
 import pytest
 
-from tests.tempest_style import conftest
+from tests.tempest_style.decorators import check_idempotent_ids
 from tests.tempest_style.decorators import idempotent_id
 
 
@@ -29,9 +29,9 @@ def test_idempotent_id_check():
     ok = [_item("m", "test_a", uid),
           _item("m", "test_a", uid),  # a parametrized variant: fine
           _item("m", "test_b", "1d6f3a2b-4c5d-4e6f-8a7b-9c0d1e2f3a4b")]
-    assert conftest.check_idempotent_ids(ok) == []
+    assert check_idempotent_ids(ok) == []
     bad = ok + [_item("n", "test_c", uid), _item("n", "test_d")]
-    problems = conftest.check_idempotent_ids(bad)
+    problems = check_idempotent_ids(bad)
     assert any("n::test_d has no @idempotent_id" in p for p in problems)
     assert any(uid in p and "m::test_a" in p and "n::test_c" in p
                for p in problems), problems

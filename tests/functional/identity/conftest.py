@@ -10,8 +10,6 @@ from tests.support import daemons
 from tests.support import keystone
 from tests.support import private_stack
 
-CACHE_TIME = 2
-
 
 @pytest.fixture(scope="module")
 def lab():
@@ -28,13 +26,15 @@ def identity_stack(lab, tmp_path_factory):
         cinder = ps.start_cinder({
             "DEFAULT": {"auth_strategy": "keystone",
                         "osapi_volume_listen": "127.0.0.1"},
-            "keystone_authtoken": lab.authtoken("cinder", CACHE_TIME)})
+            "keystone_authtoken": lab.authtoken(
+                "cinder", keystone.SHORT_TOKEN_CACHE_TIME)})
         api = ps.start_api(cinder, {
             "DEFAULT": {"rpc_call_timeout": 5},
             "api": {"auth_strategy": "keystone",
                     "image_listen_port": image_port},
             "cinder": {"auth_strategy": "keystone", "http_retries": 0},
-            "keystone_authtoken": lab.authtoken("nova", CACHE_TIME),
+            "keystone_authtoken": lab.authtoken(
+                "nova", keystone.SHORT_TOKEN_CACHE_TIME),
             "service_user": lab.service_user()})
         yield {"lab": lab, "ps": ps, "api": api, "cinder": cinder,
                "compute_url": api.url + "/v2.1",

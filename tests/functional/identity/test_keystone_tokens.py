@@ -25,7 +25,6 @@ from keystoneauth1.identity import v3
 
 from tests.support import keystone
 from tests.support import waiting
-from tests.functional.identity import conftest
 
 # The accounts the CLI test creates (and the fixture below removes).
 PREFIX = "ftest-identity-"
@@ -139,7 +138,7 @@ def test_service_token_needs_the_service_role(identity_stack):
 def test_revoked_token_is_refused_by_every_api(identity_stack):
     """``openstack token revoke``: each service refuses the token once
     keystonemiddleware's cache lets go of it (token_cache_time,
-    conftest.CACHE_TIME seconds here)."""
+    keystone.SHORT_TOKEN_CACHE_TIME seconds here)."""
     lab = identity_stack["lab"]
     token, access = lab.demo.token()
     urls = _urls(identity_stack, access.project_id)
@@ -157,7 +156,8 @@ def test_revoked_token_is_refused_by_every_api(identity_stack):
         return sorted(pending)
     waiting.wait_for("every API to refuse the revoked token",
                      still_accepting, lambda left: not left,
-                     timeout=conftest.CACHE_TIME + 60, interval=0.5)
+                     timeout=keystone.SHORT_TOKEN_CACHE_TIME + 60,
+                     interval=0.5)
 
 
 def _openstack(*args, output=True):

@@ -18,9 +18,9 @@ from tests.support.minicinder_daemon import LAB_VG
 from tests.support.minicinder_daemon import NO_DM
 from tests.support.minicinder_daemon import Daemon
 from tests.support.minicinder_daemon import Raw
-from tests.support.minicinder_daemon import _run
-from tests.support.minicinder_daemon import _vg_exists
 from tests.support.minicinder_daemon import force_cleanup
+from tests.support.minicinder_daemon import run
+from tests.support.minicinder_daemon import vg_exists
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0,
                                 reason="needs root for LVM and tgt")
@@ -29,21 +29,21 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0,
 @pytest.fixture(scope="session")
 def volume_group(tmp_path_factory):
     """The lab VG, or a private one on a loop file for this run."""
-    if _vg_exists(LAB_VG):
+    if vg_exists(LAB_VG):
         yield LAB_VG
         return
     name = "minicinder-ftest-%d" % os.getpid()
     image = tmp_path_factory.mktemp("vg") / "pv.img"
-    _run("truncate", "-s", "4G", str(image))
-    loop = _run("losetup", "--show", "-f", str(image))[0].strip()
+    run("truncate", "-s", "4G", str(image))
+    loop = run("losetup", "--show", "-f", str(image))[0].strip()
     try:
-        _run("pvcreate", *NO_DM, loop)
-        _run("vgcreate", *NO_DM, name, loop)
+        run("pvcreate", *NO_DM, loop)
+        run("vgcreate", *NO_DM, name, loop)
         yield name
     finally:
-        _run("vgremove", *NO_DM, "-f", name, check=False)
-        _run("pvremove", *NO_DM, "-f", loop, check=False)
-        _run("losetup", "-d", loop, check=False)
+        run("vgremove", *NO_DM, "-f", name, check=False)
+        run("pvremove", *NO_DM, "-f", loop, check=False)
+        run("losetup", "-d", loop, check=False)
         image.unlink()
 
 

@@ -17,8 +17,8 @@ import sqlalchemy as sa
 from tests.support import private_stack
 from tests.support.database_servers import postgresql_urls  # noqa: F401
 from tests.support import waiting
+from tests.support.fault_stack import fault_stack
 from tests.functional.recovery import checks
-from tests.functional.recovery import conftest
 
 pytestmark = pytest.mark.slow
 
@@ -27,8 +27,8 @@ pytestmark = pytest.mark.slow
 def stack(tmp_path_factory, postgresql_urls):  # noqa: F811
     """This module's stack: the recovery stack on PostgreSQL."""
     private_stack.skip_unless_lab()
-    with conftest.fault_stack(tmp_path_factory.mktemp("dbrestart"), "dr",
-                              databases=postgresql_urls) as made:
+    with fault_stack(tmp_path_factory.mktemp("dbrestart"), "dr",
+                     databases=postgresql_urls) as made:
         yield made
 
 
