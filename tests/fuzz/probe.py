@@ -19,10 +19,10 @@ import dataclasses
 import json
 import os
 import re
-import time
 
 import requests
 
+from tests.support import waiting
 from tests.tempest_style import clients
 
 TIMEOUT = 60
@@ -169,14 +169,18 @@ class Prober:
                           request_id=headers.get("x-openstack-request-id"))
 
     def _wait_for(self, group):
-        deadline = time.monotonic() + RECONNECT_WAIT
-        while time.monotonic() < deadline:
-            try:
-                requests.get(self.roots[group], timeout=10)
-                return True
-            except requests.RequestException:
-                time.sleep(1)
-        return False
+        """Whether the group's service answers again within
+        RECONNECT_WAIT seconds (any answer will do)."""
+        try:
+            waiting.wait_for(
+                "%s to answer again" % self.roots[group],
+                lambda: requests.get(self.roots[group], timeout=10),
+                done=lambda resp: resp is not None,
+                timeout=RECONNECT_WAIT, interval=1,
+                ignoring=(requests.RequestException,))
+        except waiting.WaitTimeout:
+            return False
+        return True
 
     def check(self, request, result):
         """Record ``result`` of ``request``; the new or updated Finding,
@@ -286,18 +290,21 @@ class LogReader:
         if not names:
             return "", ""
         name = names[0]
-        deadline = time.monotonic() + wait
-        chunk = ""
-        while True:
-            chunk += self._read_new(name)
-            traces = list(tracebacks(chunk))
+        read = []   # the log's new text, as it grows between polls
+
+        def traceback_of_request():
+            read.append(self._read_new(name))
+            traces = list(tracebacks("".join(read)))
             mine = [t for t in traces if request_id and request_id in t[0]]
             if mine or (traces and not request_id):
-                header, frames, exc = (mine or traces)[-1]
-                break
-            if time.monotonic() > deadline:
-                return "", ""
-            time.sleep(0.2)
+                return (mine or traces)[-1]
+            return None
+        try:
+            header, frames, exc = waiting.wait_for(
+                "the traceback of request %s in %s" % (request_id, name),
+                traceback_of_request, timeout=wait, interval=0.2)
+        except waiting.WaitTimeout:
+            return "", ""
         own = [f for f in frames if "site-packages" not in f and
                "/lib/python3" not in f]
         where = own[-1] if own else (frames[-1] if frames else "")
