@@ -189,6 +189,7 @@ def recent_traces(connection_string, limit=50):
     from ministack.trace import naming
     from ministack.trace import storage
     table = storage.data_table()
+    storage.flush()
     engine = storage.engine(connection_string)
     try:
         with engine.connect() as conn:
