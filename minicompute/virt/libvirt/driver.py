@@ -26,6 +26,7 @@ from minicompute.virt import driver
 from minicompute.virt.libvirt import config
 from minicompute.virt.libvirt import console
 from minicompute.virt.libvirt import guest_agent
+from minicompute.virt.libvirt import host_connector
 from minicompute.virt.libvirt import host as libvirt_host
 from minicompute.virt.libvirt import initiator
 from minicompute.virt.libvirt import instance_files
@@ -45,6 +46,7 @@ class LibvirtDriver(driver.ComputeDriver):
         self.conf = conf
         self.host = host or libvirt_host.Host(conf.libvirt.connection_uri)
         self._initiator_iqn = None
+        self._connector = None
         self._volume_drivers = None
 
     # -- start-up -
@@ -65,6 +67,9 @@ class LibvirtDriver(driver.ComputeDriver):
             mode = "kernel" if initiator.kernel_available() else "qemu"
         self._initiator_iqn = initiator.get_initiator_iqn(
             self.conf.state_path)
+        self._connector = host_connector.HostConnector(
+            self.conf.my_ip, self.conf.host, self._initiator_iqn)
+        self._connector.get()   # the first attach does not wait for it
         net_iscsi = iscsi.LibvirtNetISCSIVolumeDriver(self.host,
                                                       self._initiator_iqn)
         self._volume_drivers = {
@@ -170,16 +175,9 @@ class LibvirtDriver(driver.ComputeDriver):
     # -- volumes -
 
     def get_volume_connector(self, instance):
-        """os-brick's host properties, with the initiator we log in as."""
-        from os_brick.initiator import connector
-        with span("os_brick", "LIBRARY",
-                  "os_brick get_connector_properties", actor="os-brick"):
-            props = connector.get_connector_properties(
-                None, self.conf.my_ip, False, False, host=self.conf.host)
-        # The IQN QEMU (or open-iscsi) presents must be the one the
-        # target's ACL admits, i.e. the one in this connector.
-        props["initiator"] = self._initiator_iqn
-        return props
+        """os-brick's host properties (reused for a while:
+        :mod:`host_connector`), with the initiator we log in as."""
+        return self._connector.get()
 
     def _volume_driver(self, connection_info):
         kind = connection_info.get("driver_volume_type")
