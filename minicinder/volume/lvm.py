@@ -182,14 +182,22 @@ class LVM:
     def clear_volume(self, name):
         """Zero the whole volume (cinder's ``volume_clear = zero``).
 
-        ``blkdiscard -z`` asks the device to write zeroes; on a loop device
-        over a sparse file that punches/zero-ranges the file instead of
-        writing gigabytes. Devices that refuse fall back to ``dd``.
+        Without device-mapper the volume is a loop device, and a loop
+        device turns a discard into ``fallocate(PUNCH_HOLE)`` of what is
+        under it: the range reads back as zeroes and, over the lab's
+        sparse backing file, its disk space is given back. ``blkdiscard
+        -z`` there would do the opposite (``FALLOC_FL_ZERO_RANGE``
+        allocates every block: deleting 200 volumes once filled the host's
+        disk). Other devices are asked to write zeroes (``blkdiscard
+        -z``); a device that refuses either gets ``dd``.
         """
         path = self.get_device_path(name)
-        LOG.info("Zeroing %s (%s)", self._lv(name), path)
+        punch = path.startswith("/dev/loop")
+        LOG.info("Zeroing %s (%s) by %s", self._lv(name), path,
+                 "discard" if punch else "write-zeroes")
         try:
-            self._execute("blkdiscard", "-z", path, timeout=600)
+            self._execute("blkdiscard", *(() if punch else ("-z",)), path,
+                          timeout=600)
         except exception.ProcessExecutionError:
             size_mib = self.extent_range(name)[2] // (1024 * 1024)
             self._execute("dd", "if=/dev/zero", "of=%s" % path, "bs=1M",
