@@ -14,13 +14,16 @@ Prints a table and writes a PNG chart (a measurement, never a timed test):
   the same flavor, then back (detach, target and secret removed). Fresh
   volume per round on both sides, so both include building the export.
 * **concurrency**: ``-g`` servers x ``-v`` volumes attached at once, then
-  detached at once: wall time, errors, duplicate device names.
+  detached at once: wall time, errors, duplicate device names; then the
+  same ``g`` x ``v`` by hand at once into ``g`` floor guests (the
+  concurrent floor, ``bench_attach_floor_concurrent``) and the ratios of
+  the wall times, stack / floor (issue 16: <= 1.5x).
 * **soak**: ``-k`` attach/detach cycles of one volume after ``--warmup``
   uncounted ones, then what leaked: loop devices, LVs, targets, BDMs,
   attachments, domain disks, libvirt secrets, file descriptors and RSS of
   the three daemons (``bench_attach_soak``).
 
-Everything it creates (servers, volumes, the floor's domain, LVs, targets
+Everything it creates (servers, volumes, the floors' domains, LVs, targets
 and secrets) is removed on exit, also on failure or Ctrl-C; then
 ``ministack-audit`` runs and its exit code is printed.
 
@@ -45,6 +48,7 @@ from minicompute.virt.libvirt import guest_agent
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_attach_concurrency as concurrency  # noqa: E402
 import bench_attach_floor as floor  # noqa: E402
+import bench_attach_floor_concurrent as floor_concurrent  # noqa: E402
 import bench_attach_ledger as ledger  # noqa: E402
 import bench_attach_probes as probes  # noqa: E402
 import bench_attach_report as report  # noqa: E402
@@ -73,6 +77,8 @@ class Bench:
         self.volumes = set()
         self.all_servers, self.all_volumes = set(), set()
         self.floor = floor.Floor(self.conn, VG, RUN)
+        self.concurrent_floor = floor_concurrent.ConcurrentFloor(
+            self.conn, VG, RUN)
         self.results = {}
 
     # --- API helpers ---------------------------------------------------
@@ -162,8 +168,14 @@ class Bench:
     def stack_round(self, sid, dom, name, trace_headers=None):
         """Attach and detach a fresh volume through the API, timed;
         ``trace_headers()`` gives each request new osprofiler headers."""
+        traces = []
+
         def headers():
-            return trace_headers()[1] if trace_headers else None
+            if not trace_headers:
+                return None
+            trace_id, found = trace_headers()
+            traces.append(trace_id)
+            return found
         vid = self.create_volume(name)
         self.wait_status(vid, "available")
         serial, values = vid[:20], {}
@@ -184,6 +196,8 @@ class Bench:
         values["api_available"], values["api_gone"] = self.watch(
             vid, "available", waiter, t0)
         self.delete_volume(vid)
+        if traces:
+            values["traces"] = traces   # [attach's, detach's]
         return values
 
     def latency(self, sid):
@@ -215,6 +229,7 @@ class Bench:
         self.results["latency"] = rows
         if tracing is not None:
             traced.report(rows)
+            traced.hop_report(tracing, rows)
 
     def _settle(self, pairs, status, present):
         """Wait until every volume has ``status`` and every guest shows
@@ -273,6 +288,7 @@ class Bench:
             except BaseException as exc:
                 say("   cleanup: server %s not deleted: %s" % (sid, exc))
         self.floor.cleanup()
+        self.concurrent_floor.cleanup()
 
 
 def _interrupt(signum, frame):

@@ -25,3 +25,36 @@ def test_record_keeps_traced_columns_apart():
                          "post_attach": 0.01})
     assert rows == {"api_visible": [0.3], "traced_api_visible": [0.33],
                     "traced_api_gone": [0.2]}
+
+
+def _hop(name, start, dur, service="nova-compute", kind="LIBRARY",
+         phase="connect/attach"):
+    return {"phase": phase, "service": service, "kind": kind, "name": name,
+            "start_ms": start, "duration_ms": dur}
+
+
+def test_hop_medians_match_the_kth_hop_of_a_name_across_traces():
+    one = {"hops": [_hop("tgtadm target show", 10.0, 5.0, kind="COMMAND"),
+                    _hop("tgtadm target show", 20.0, 3.0, kind="COMMAND"),
+                    _hop("virDomainAttachDeviceFlags", 30.0, 40.0)]}
+    two = {"hops": [_hop("tgtadm target show", 12.0, 7.0, kind="COMMAND"),
+                    _hop("tgtadm target show", 22.0, 1.0, kind="COMMAND"),
+                    _hop("virDomainAttachDeviceFlags", 50.0, None)]}
+    three = {"hops": [_hop("tgtadm target show", 14.0, 9.0,
+                           kind="COMMAND")]}
+    rows = traced.hop_medians([one, two, three])
+    assert [(r["name"], r["n"], r["start_ms"], r["duration_ms"])
+            for r in rows] == [
+        ("tgtadm target show", 3, 12.0, 7.0),
+        ("tgtadm target show", 2, 21.0, 2.0),
+        ("virDomainAttachDeviceFlags", 2, 40.0, 40.0)]
+    table = traced.format_hops(rows, 3)
+    assert table.splitlines()[1].split()[:3] == ["12.0", "7.0", "3"]
+    assert table.endswith("(medians over 3 traces)")
+
+
+def test_record_keeps_the_trace_ids_of_a_traced_round():
+    rows = {}
+    traced.record(rows, {"api_visible": 0.3, "api_gone": 0.2,
+                         "traces": ["t-attach", "t-detach"]})
+    assert rows["traces"] == [["t-attach", "t-detach"]]
