@@ -3,10 +3,11 @@
 # stack.sh - bring up the ministack lab on this machine (Debian 12, root)
 #
 # Installs the Debian packages and the Python venv, then starts RabbitMQ,
-# tgtd, virtlogd and libvirtd, creates the LVM volume group and builds the
-# guest image. Every step checks what is already there: running stack.sh
-# again changes nothing. Undo with unstack.sh (stop what stack.sh started)
-# or clean.sh (also remove all state).
+# memcached (keystone's cache), tgtd, virtlogd and libvirtd, creates the
+# LVM volume group and builds the guest image. Every step checks what is
+# already there: running stack.sh again changes nothing. Undo with
+# unstack.sh (stop what stack.sh started) or clean.sh (also remove all
+# state).
 #
 # Settings: stackrc, overridden by local.conf (see local.conf.sample).
 #
@@ -37,7 +38,7 @@ STACK_TTY=no
 [[ -t 1 ]] && STACK_TTY=yes
 exec > >(tee -a "$LOGFILE") 2>&1
 
-for lib in packages python permissions database rabbitmq tgt libvirt lvm image; do
+for lib in packages python permissions database rabbitmq memcached tgt libvirt lvm image; do
     source "$TOP_DIR/lib/$lib"
 done
 
@@ -89,6 +90,10 @@ fi
 if is_service_enabled rabbit; then
     timed rabbitmq start_rabbitmq
     init_rabbitmq
+fi
+# Keystone's cache (lib/memcached), up before keystone starts.
+if is_service_enabled keystone; then
+    timed memcached start_memcached
 fi
 if is_service_enabled tgt; then
     timed tgt start_tgt

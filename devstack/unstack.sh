@@ -17,7 +17,7 @@ source "$TOP_DIR/stackrc"
 use_deployed_database_type
 [[ $EUID -eq 0 ]] || die $LINENO "unstack.sh must run as root"
 
-for lib in packages python database rabbitmq tgt libvirt lvm image; do
+for lib in packages python database rabbitmq memcached tgt libvirt lvm image; do
     source "$TOP_DIR/lib/$lib"
 done
 # HOOK: the daemons' libs stop first, in reverse start order.
@@ -29,6 +29,7 @@ for svc in "${MINISTACK_SERVICES[@]}"; do
     fi
 done
 
+stop_memcached
 stop_libvirt
 stop_tgt
 stop_rabbitmq

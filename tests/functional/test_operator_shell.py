@@ -79,8 +79,8 @@ def test_ministackctl_status_table_and_restart():
     rows = done.stdout.splitlines()
     assert rows[0].split() == ["SERVICE", "PID", "UP", "SINCE", "HEALTH"]
     services = {row.split()[0]: row for row in rows[1:]}
-    expected = {"rabbitmq", "tgtd", "libvirtd", "keystone", "minicinder",
-                "miniapi", "minicompute"}
+    expected = {"rabbitmq", "memcached", "tgtd", "libvirtd", "keystone",
+                "minicinder", "miniapi", "minicompute"}
     if _deployed_database_type() in ("mysql", "mariadb"):
         expected.add("mysql")      # the MariaDB server stack.sh runs
         logs = _login_shell("ministackctl logs mysql")
