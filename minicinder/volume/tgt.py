@@ -230,10 +230,10 @@ class TgtAdm:
         :param initiators: initiator names admitted by the ACL.
         :returns: the target id (tid).
         """
-        target = self.find_target(iqn)
+        targets = self.show_targets()   # one show: the target and the tids
+        target = next((t for t in targets if t["iqn"] == iqn), None)
         if target is None:
-            tids = [t["tid"] for t in self.show_targets()]
-            tid = max(tids, default=0) + 1
+            tid = max((t["tid"] for t in targets), default=0) + 1
             LOG.info("Creating target %s (tid %s)", iqn, tid)
             self._tgtadm("--mode", "target", "--op", "new", "--tid", tid,
                          "--targetname", iqn)
