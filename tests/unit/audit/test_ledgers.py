@@ -22,7 +22,7 @@ from ministack import db
 from ministack.ledgers import snapshot
 from ministack_audit import fixes
 from ministack_audit import ledgers
-from tests.unit.minicinder.test_volume_lvm import FakeExecute
+from tests.support.fake_storage import FakeExecute
 
 VOL_A = "11111111-1111-4111-8111-111111111111"
 VOL_B = "22222222-2222-4222-8222-222222222222"

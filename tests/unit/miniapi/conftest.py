@@ -2,10 +2,8 @@
 
 ``api`` is a small client wrapper around Flask's test client that sends
 the noauth token (``user:project``) and the microversion header, and
-returns (status, json, headers).
+returns (status, json, headers) (``inprocess.APIClient``).
 """
-
-import json
 
 import oslo_messaging as messaging
 import pytest
@@ -24,17 +22,11 @@ from miniapi import db_setup
 from miniapi.compute import images as images_adapter
 from tests.support import fake_cinder
 from tests.unit.miniapi import fakes
+from tests.unit.miniapi.inprocess import IMAGE_ID
+from tests.unit.miniapi.inprocess import APIClient
+from tests.unit.miniapi.inprocess import FakeImages
 
 HOST = "host1"
-IMAGE_ID = "6a1e0a38-6f1f-4a9e-9d32-1d4b3f7f0b11"
-
-
-class FakeImages:
-    """Stands in for ministack.images (the lab engineer's registry)."""
-
-    @staticmethod
-    def list_images(root=None):
-        return [{"id": IMAGE_ID, "name": "cirros-guest", "size": 1024}]
 
 
 @pytest.fixture
@@ -103,40 +95,6 @@ def app(conf, engine, compute, volumes, monkeypatch):
     conf.set_override("rpc_call_timeout", 5)
     return app_mod.create_app(conf, transport=compute.transport,
                               engine=engine, volume_api=volumes)
-
-
-class APIClient:
-    def __init__(self, flask_client, token="admin:p1", version=None):
-        self.client = flask_client
-        self.token = token
-        self.version = version
-
-    def request(self, method, path, body=None, version=None, token=None,
-                raw=None, headers=None):
-        hdrs = {"X-Auth-Token": token or self.token}
-        version = version or self.version
-        if version:
-            hdrs["OpenStack-API-Version"] = "compute %s" % version
-        hdrs.update(headers or {})
-        data = raw if raw is not None else (
-            json.dumps(body) if body is not None else None)
-        resp = self.client.open(path, method=method, data=data,
-                                headers=hdrs,
-                                content_type="application/json")
-        payload = resp.get_json(silent=True)
-        return resp.status_code, payload, resp.headers
-
-    def get(self, path, **kw):
-        return self.request("GET", path, **kw)
-
-    def post(self, path, body=None, **kw):
-        return self.request("POST", path, body, **kw)
-
-    def put(self, path, body=None, **kw):
-        return self.request("PUT", path, body, **kw)
-
-    def delete(self, path, **kw):
-        return self.request("DELETE", path, **kw)
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ test_project_boundaries, test_never_a_500, test_request_body_limit)."""
 
 import pytest
 
-from tests.unit.miniapi.conftest import IMAGE_ID
+from tests.unit.miniapi.inprocess import IMAGE_ID
 
 
 def _server(**extra):
@@ -89,12 +89,12 @@ def test_body_limit_follows_the_option(conf, engine, compute, volumes,
                                        monkeypatch):
     from miniapi import app as app_mod
     from miniapi.compute import images as images_adapter
-    from tests.unit.miniapi import conftest
+    from tests.unit.miniapi import inprocess
     monkeypatch.setattr(images_adapter, "_images_module",
-                        lambda: conftest.FakeImages)
+                        lambda: inprocess.FakeImages)
     conf.set_override("max_request_body_size", 2048,
                       group="oslo_middleware")
-    client = conftest.APIClient(app_mod.create_app(
+    client = inprocess.APIClient(app_mod.create_app(
         conf, transport=compute.transport, engine=engine,
         volume_api=volumes).test_client())
     assert client.post("/v2.1/servers", raw="x" * 2049)[0] == 413

@@ -13,7 +13,7 @@ import pytest
 from miniapi import app as app_mod
 from miniapi.compute import images as images_adapter
 from tests.unit import fake_keystone
-from tests.unit.miniapi import conftest
+from tests.unit.miniapi import inprocess
 
 ADMIN = "unit-admin-token"
 DEMO = "unit-demo-token"
@@ -22,7 +22,7 @@ DEMO = "unit-demo-token"
 @pytest.fixture
 def kapi(conf, engine, compute, volumes, monkeypatch):
     monkeypatch.setattr(images_adapter, "_images_module",
-                        lambda: conftest.FakeImages)
+                        lambda: inprocess.FakeImages)
     keystone = fake_keystone.FakeKeystone(monkeypatch)
     keystone.issue("u-admin", "p-admin", ["admin", "member", "reader"],
                    user_name="admin", project_name="admin", token_id=ADMIN)
@@ -32,7 +32,7 @@ def kapi(conf, engine, compute, volumes, monkeypatch):
     fake_keystone.configure(conf)
     app = app_mod.create_app(conf, transport=compute.transport,
                              engine=engine, volume_api=volumes)
-    return conftest.APIClient(app.test_client(), token=DEMO)
+    return inprocess.APIClient(app.test_client(), token=DEMO)
 
 
 @pytest.fixture
@@ -40,7 +40,7 @@ def servers(kapi):
     made = {}
     for who, token in (("admin", ADMIN), ("demo", DEMO)):
         status, body, _ = kapi.post("/v2.1/servers", {"server": {
-            "name": who + "-vm", "imageRef": conftest.IMAGE_ID,
+            "name": who + "-vm", "imageRef": inprocess.IMAGE_ID,
             "flavorRef": "42", "networks": "none"}}, token=token)
         assert status == 202, body
         made[who] = body["server"]["id"]

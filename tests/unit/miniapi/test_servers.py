@@ -4,7 +4,7 @@ import uuid
 
 from ministack import context
 from minicompute.db import api as db_api
-from tests.unit.miniapi.conftest import IMAGE_ID
+from tests.unit.miniapi.inprocess import IMAGE_ID
 
 
 def _create(api, **server):

@@ -22,7 +22,7 @@ def image_stack(tmp_path):
     from minicinder.db import session as db_session
     from minicinder.volume import fake
     from minicinder.volume import manager as volume_manager
-    from tests.unit.minicinder import conftest
+    from tests.unit.minicinder import inprocess
 
     image_dir = tmp_path / "images" / IMAGE
     image_dir.mkdir(parents=True)
@@ -31,14 +31,14 @@ def image_stack(tmp_path):
         "id": IMAGE, "name": "guest", "disk": "disk.qcow2",
         "disk_format": "qcow2", "min_disk": 1, "min_ram": 128,
         "virtual_size": 64 * 1024 * 1024}))
-    conf = conftest.make_conf(state_path=str(tmp_path))
+    conf = inprocess.make_conf(state_path=str(tmp_path))
     database = db_session.Database("sqlite:///%s" % (tmp_path / "c.db"))
     database.upgrade()
     driver = fake.FakeDriver()
     svc = service.CinderService(conf, database, driver,
                                 executor=volume_manager.InlineExecutor(),
-                                compute=conftest.FakeNova())
-    yield conftest.CinderClient(svc.app), driver
+                                compute=inprocess.FakeNova())
+    yield inprocess.CinderClient(svc.app), driver
     svc.stop()
 
 

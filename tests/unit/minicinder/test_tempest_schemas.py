@@ -26,7 +26,7 @@ from minicinder import service
 from minicinder.db import session as db_session
 from minicinder.volume import fake
 from minicinder.volume import manager as volume_manager
-from tests.unit.minicinder import conftest
+from tests.unit.minicinder import inprocess
 from tests.unit.minicinder import tempest_schemas
 
 if not tempest_schemas.available():
@@ -62,14 +62,14 @@ def world(tmp_path_factory):
     (image_dir / "image.json").write_text(json.dumps({
         "id": IMAGE, "name": "guest", "disk": "disk.qcow2",
         "disk_format": "qcow2", "min_disk": 1, "min_ram": 64}))
-    conf = conftest.make_conf(quota_volumes=-1, state_path=str(state))
+    conf = inprocess.make_conf(quota_volumes=-1, state_path=str(state))
     path = state / "c.sqlite"
     database = db_session.Database("sqlite:///%s" % path)
     database.upgrade()
     svc = service.CinderService(conf, database, fake.FakeDriver(),
                                 executor=volume_manager.InlineExecutor(),
-                                compute=conftest.FakeNova())
-    admin = conftest.CinderClient(svc.app)
+                                compute=inprocess.FakeNova())
+    admin = inprocess.CinderClient(svc.app)
     member = admin.as_user("demo", roles="member")
     yield admin, member, svc
     svc.stop()

@@ -4,43 +4,12 @@ import pytest
 
 from minicinder.volume import lvm
 from ministack import exception
+from tests.support.fake_storage import FakeExecute
 
 VG = "stack-volumes-lvmdriver-1"
 MiB = 1024 * 1024
 EXTENT = 4 * MiB
 PE_START = 1 * MiB
-
-
-class FakeExecute:
-    """Records every argv; answers from a table of argv-prefix -> output.
-
-    An answer may be a string (stdout) or an exception instance to raise.
-    """
-
-    def __init__(self, answers=None):
-        self.calls = []
-        self.answers = answers or {}
-
-    def __call__(self, *argv, **kwargs):
-        argv = tuple(str(a) for a in argv)
-        self.calls.append(argv)
-        for prefix, answer in self.answers.items():
-            if argv[:len(prefix)] == prefix or _strip_config(argv)[
-                    :len(prefix)] == prefix:
-                if isinstance(answer, Exception):
-                    raise answer
-                return answer, ""
-        return "", ""
-
-    def commands(self, name):
-        return [c for c in self.calls if c[0] == name]
-
-
-def _strip_config(argv):
-    """argv without lvm's --config option, to match answers simply."""
-    if len(argv) > 2 and argv[1] == "--config":
-        return argv[:1] + argv[3:]
-    return argv
 
 
 def lvs_answer(*lvs):
@@ -186,12 +155,20 @@ def test_delete_missing_volume_is_a_no_op():
     assert fake.commands("lvremove") == []
 
 
-def test_clear_volume_zeroes_with_blkdiscard():
+def test_clear_volume_discards_a_loop_device():
+    # A loop's discard punches holes: zeroes without allocating the
+    # sparse backing file (-z would allocate every block).
     vg, fake = make_lvm(lvs=[("volume-a", 0, 24)])
     vg.clear_volume("volume-a")
-    assert fake.commands("blkdiscard") == [("blkdiscard", "-z",
-                                            "/dev/loop7")]
+    assert fake.commands("blkdiscard") == [("blkdiscard", "/dev/loop7")]
     assert fake.commands("dd") == []
+
+
+def test_clear_volume_writes_zeroes_on_a_dm_device():
+    vg, fake = make_lvm(lvs=[("volume-a", 0, 24)], device_mapper=True)
+    vg.clear_volume("volume-a")
+    assert fake.commands("blkdiscard") == [
+        ("blkdiscard", "-z", "/dev/%s/volume-a" % VG)]
 
 
 def test_clear_volume_falls_back_to_dd():
@@ -254,7 +231,7 @@ def test_driver_moves_an_lv_that_cannot_grow_in_place():
     the copy, then wipe and remove the old LV."""
     from minicinder.volume import driver as volume_driver
     from minicinder.volume import lvm_driver
-    from tests.unit.minicinder.conftest import make_conf
+    from tests.unit.minicinder.inprocess import make_conf
     drv = lvm_driver.LVMTgtDriver(make_conf(volume_driver="lvm"),
                                   execute=FakeExecute())
     drv.vg = RecordingVG()
