@@ -99,9 +99,9 @@ def our_residue(bench, vg, run):
     for vid in bench.all_volumes:
         if bench.cloud.volume("GET", "/volumes/%s" % vid).status_code != 404:
             left["volumes"].append(vid)
-    try:
-        bench.conn.lookupByName("bench-floor-%s" % run)
-        left["domains"].append("bench-floor-%s" % run)
-    except libvirt.libvirtError:
-        pass
+    # The latency floor's guest, bench-floor-<run>, and the concurrent
+    # floor's, bench-floor-<run>-c<i>.
+    left["domains"] += [d.name() for d in bench.conn.listAllDomains()
+                        if d.name() == "bench-floor-%s" % run
+                        or d.name().startswith("bench-floor-%s-" % run)]
     return {k: v for k, v in left.items() if v}
