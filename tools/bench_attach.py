@@ -254,7 +254,8 @@ class Bench:
             while True:
                 disks = probes.guest_serials(self.domain(sid))
                 ours = {dev: ser for dev, ser in disks if ser in want}
-                if (set(ours.values()) == want) == present:
+                done = set(ours.values()) == want if present else not ours
+                if done:
                     seen[sid] = [d for d, s in disks if s in want]
                     break
                 if time.monotonic() > deadline:
