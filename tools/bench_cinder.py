@@ -88,11 +88,14 @@ def start_daemon(volume_group, connection=None):
     sys.exit("minicinder did not start; see %s/minicinder.log" % tmp)
 
 
-def lab_database():
+def lab_database(driver=None):
     """A temporary database on the lab's MariaDB server for a private
     minicinder: (its URL, a function dropping it). Made and dropped with
     the ``mysql`` client as root (unix socket), granted to the lab's
-    database user, whose password stays in the URL (config file only)."""
+    database user, whose password stays in the URL (config file only).
+
+    :param driver: ``pymysql`` or ``mysqldb`` instead of the lab's own.
+    """
     import configparser
 
     import sqlalchemy as sa
@@ -112,6 +115,8 @@ def lab_database():
 
     def drop():
         executor.execute("mysql", "-e", "DROP DATABASE IF EXISTS %s" % name)
+    if driver:
+        lab = lab.set(drivername="mysql+%s" % driver)
     return lab.set(database=name).render_as_string(hide_password=False), \
         drop
 
@@ -232,7 +237,7 @@ def minicinder_target(args):
             None
     connection = drop = None
     if args.lab_database:
-        connection, drop = lab_database()
+        connection, drop = lab_database(args.lab_database_driver)
     try:
         url, proc, tmp = start_daemon(args.volume_group, connection)
     except BaseException:
@@ -282,6 +287,11 @@ def main():
                         help="the private one uses a temporary database "
                         "on the lab's MariaDB (default: SQLite in its "
                         "temporary directory)")
+    parser.add_argument("--lab-database-driver",
+                        choices=("pymysql", "mysqldb"),
+                        help="with --lab-database: this DB-API driver "
+                        "instead of the lab's (PyMySQL in Python, "
+                        "mysqlclient in C)")
     parser.add_argument("--volume-group", default="stack-volumes-lvmdriver-1")
     parser.add_argument("--upstream", action="store_true",
                         help="measure upstream cinder %s too" %

@@ -52,11 +52,22 @@ def volume_get(session, ctx, volume_id, for_update=False):
     return volume
 
 
-def volume_get_all(session, ctx, filters, all_tenants=False, limit=None,
-                   marker=None, sort_key="created_at", sort_dir="desc"):
+def volume_get_all(session, ctx, filters, all_tenants=False, **page):
     """Volumes matching ``filters`` (name, status, project_id, bootable,
     availability_zone, metadata: a dict every pair of which the volume's
-    metadata has)."""
+    metadata has), as ORM objects; ``page``: limit, marker, sort_key,
+    sort_dir (:func:`volume_list_select`)."""
+    return list(session.scalars(volume_list_select(
+        session, ctx, filters, all_tenants, **page)).unique())
+
+
+def volume_list_select(session, ctx, filters, all_tenants=False, limit=None,
+                       marker=None, sort_key="created_at", sort_dir="desc"):
+    """The select of :func:`volume_get_all` (``db/reads.py`` runs it
+    with only the columns the views print).
+
+    :raises InvalidInput: ``marker`` is not a volume listed.
+    """
     query = sa.select(models.Volume).where(models.Volume.deleted.is_(False))
     if not (ctx.is_admin and all_tenants):
         query = query.where(models.Volume.project_id == ctx.project_id)
@@ -97,7 +108,7 @@ def volume_get_all(session, ctx, filters, all_tenants=False, limit=None,
         query = query.where(after)
     if limit is not None:
         query = query.limit(limit)
-    return list(session.scalars(query).unique())
+    return query
 
 
 def volume_create(session, values, metadata=None):

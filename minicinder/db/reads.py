@@ -1,4 +1,5 @@
-"""The hot read: one volume as ``GET /volumes/{id}`` renders it.
+"""The hot reads: one volume as ``GET /volumes/{id}`` renders it, and the
+volumes of a ``GET /volumes[/detail]`` page (:func:`volume_list`).
 
 ``GET /v3/{project_id}/volumes/{id}`` is the call every client polls
 (Nova waits on ``status``, the SDK on every wait loop), so it is read with
@@ -18,11 +19,23 @@ into thread switches. The price is a product of rows (metadata x
 admin metadata x attachments; a volume usually has a few, at most two
 and at most one), folded back below.
 
-The result is a :class:`VolumeRecord`: the same attribute names as the
-ORM ``Volume`` (columns plus ``volume_type.name``, ``volume_metadata`` and
-``volume_attachment``), so ``api/views.py`` renders either one. It is a
-detached snapshot, never written back: every state change still goes
-through the compare-and-swap updates in ``db/api.py``.
+On MariaDB the statements run on ``Database.read_connection()``'s
+autocommit connections (no pre-ping, no ROLLBACK on return: two round
+trips per GET instead of four) and name only the columns the views print
+(``SHOWN_COLUMNS``): PyMySQL parses every column descriptor of every
+result in Python. Measured in-process on the lab's MariaDB (PyMySQL),
+minicinder's CPU per GET went from ~3.5 to ~3.0 ms and MariaDB's from
+~1.0 to ~0.85 ms; with mysqlclient (the C driver, the lab's default)
+~1.75 and ~0.6 ms.
+
+The result is a :class:`VolumeRecord`: the ORM ``Volume``'s attribute
+names for the ``SHOWN_COLUMNS``, plus ``volume_type.name``,
+``volume_metadata``, ``volume_admin_metadata``,
+``volume_glance_metadata`` and ``volume_attachment``, so ``api/views.py``
+renders either one (a column the views do not print is not there: an
+AttributeError, never a stale value). It is a detached snapshot, never
+written back: every state change still goes through the compare-and-swap
+updates in ``db/api.py``.
 
 Project scoping is the same as ``db.api.volume_get``: a non-admin sees
 only its own project's live volumes, an admin any live volume by id.
@@ -42,7 +55,16 @@ _ADMIN_METADATA = models.VolumeAdminMetadata.__table__
 _GLANCE_METADATA = models.VolumeGlanceMetadata.__table__
 _ATTACHMENTS = models.VolumeAttachment.__table__
 
-_VOLUME_COLUMNS = tuple(c.key for c in _VOLUMES.c)
+# What ``api/views.volume_detail`` and ``volume_summary`` read of a
+# volume: PyMySQL parses each column's descriptor in Python on every
+# execution, so the select names these, not all of ``volumes``'.
+SHOWN_COLUMNS = (
+    "id", "status", "size", "availability_zone", "created_at",
+    "updated_at", "display_name", "display_description", "snapshot_id",
+    "source_volid", "project_id", "user_id", "bootable",
+    "encryption_key_id", "replication_status", "consistencygroup_id",
+    "multiattach", "migration_status", "host", "group_id", "provider_id",
+    "shared_targets", "service_uuid")
 # Attachment columns the record carries, and their labels in the join.
 _ATTACHMENT_COLUMNS = ("id", "instance_uuid", "attached_host", "mountpoint",
                        "attach_time", "attach_status", "created_at")
@@ -52,7 +74,7 @@ _ATTACHMENT_LABELS = tuple("attachment_" + name
 # The type is outer-joined as the ORM's joined ``volume_type``
 # relationship was: a soft-deleted type still names itself.
 _VOLUME_BY_ID = (
-    sa.select(*_VOLUMES.c,
+    sa.select(*(_VOLUMES.c[name] for name in SHOWN_COLUMNS),
               _TYPES.c.name.label("volume_type_name"),
               _METADATA.c.id.label("metadata_id"),
               _METADATA.c.key.label("metadata_key"),
@@ -89,7 +111,8 @@ _GLANCE_BY_VOLUME = (
 
 
 class VolumeRecord(types.SimpleNamespace):
-    """A read-only snapshot of one volume, shaped like ``models.Volume``.
+    """A read-only snapshot of one volume, shaped like ``models.Volume``
+    for the ``SHOWN_COLUMNS``.
 
     ``volume_type`` is None or an object with ``name``;
     ``volume_metadata`` and ``volume_admin_metadata`` (insertion order)
@@ -144,7 +167,7 @@ def _fold(rows):
                           strict=True)})
     type_name = first["volume_type_name"]
     return VolumeRecord(
-        **{name: first[name] for name in _VOLUME_COLUMNS},
+        **{name: first[name] for name in SHOWN_COLUMNS},
         volume_type=(None if type_name is None
                      else types.SimpleNamespace(name=type_name)),
         volume_metadata=[metadata[key] for key in sorted(metadata)],
@@ -152,3 +175,67 @@ def _fold(rows):
                                for key in sorted(admin_metadata)],
         volume_attachment=sorted(attachments.values(),
                                  key=lambda a: (a.created_at, a.id)))
+
+
+# --- lists (GET /volumes/detail) ---
+
+_IDS = sa.bindparam("ids", expanding=True)
+_LIST_CHILDREN = {
+    attribute: sa.select(table.c.volume_id, table.c.id, table.c.key,
+                         table.c.value)
+    .where(table.c.volume_id.in_(_IDS), table.c.deleted.is_(False))
+    .order_by(table.c.id)
+    for attribute, table in (("volume_metadata", _METADATA),
+                             ("volume_admin_metadata", _ADMIN_METADATA),
+                             ("volume_glance_metadata", _GLANCE_METADATA))}
+_LIST_ATTACHMENTS = (
+    sa.select(_ATTACHMENTS.c.volume_id,
+              *(_ATTACHMENTS.c[name] for name in _ATTACHMENT_COLUMNS))
+    .where(_ATTACHMENTS.c.volume_id.in_(_IDS),
+           _ATTACHMENTS.c.deleted.is_(False)))
+
+
+def volume_list(conn, query):
+    """Records (as :func:`volume_get`'s) of the volumes ``query`` selects
+    (``db.api.volume_list_select``: its filters, order and page), with
+    only the ``SHOWN_COLUMNS``: one select for the page and one per
+    child collection, each over the page's ids. A ``/volumes/detail`` of
+    five volumes cost ~15 ms of CPU loaded through the ORM on MariaDB
+    (PyMySQL) and ~9 ms on SQLite; ~7.5 and ~5 ms this way.
+
+    :param conn: a Core connection; inside the read transaction of the
+        session that built ``query``, so every statement sees the same
+        snapshot.
+    """
+    rows = conn.execute(
+        query.with_only_columns(
+            *(_VOLUMES.c[name] for name in SHOWN_COLUMNS),
+            _TYPES.c.name.label("volume_type_name"))
+        .select_from(_VOLUMES.outerjoin(
+            _TYPES, _TYPES.c.id == _VOLUMES.c.volume_type_id))).all()
+    records = []
+    by_id = {}
+    for row in rows:
+        mapping = row._mapping
+        type_name = mapping["volume_type_name"]
+        record = VolumeRecord(
+            **{name: mapping[name] for name in SHOWN_COLUMNS},
+            volume_type=(None if type_name is None
+                         else types.SimpleNamespace(name=type_name)),
+            volume_metadata=[], volume_admin_metadata=[],
+            volume_glance_metadata=[], volume_attachment=[])
+        records.append(record)
+        by_id[record.id] = record
+    if not by_id:
+        return records
+    params = {"ids": list(by_id)}
+    for attribute, select in _LIST_CHILDREN.items():
+        for row in conn.execute(select, params):
+            getattr(by_id[row.volume_id], attribute).append(
+                types.SimpleNamespace(key=row.key, value=row.value))
+    for row in conn.execute(_LIST_ATTACHMENTS, params):
+        by_id[row.volume_id].volume_attachment.append(types.SimpleNamespace(
+            **{name: getattr(row, name) for name in _ATTACHMENT_COLUMNS}))
+    for record in records:
+        record.volume_attachment.sort(key=lambda a: (a.created_at, a.id))
+    return records

@@ -8,6 +8,10 @@ write transaction reads first (to check ownership and state) and then
 compare-and-swaps, so on SQLite writers begin with ``BEGIN IMMEDIATE`` and
 queue on the busy timeout instead, while plain reads stay concurrent. On
 MariaDB/PostgreSQL both are the same engine.
+
+A third engine, on MariaDB/PostgreSQL only, serves the single-statement
+reads of ``db/reads.py`` (``GET /volumes/{id}``, the call every client
+polls): see :func:`_statement_reader_engine`.
 """
 
 
@@ -15,6 +19,7 @@ import sqlalchemy as sa
 
 from minicinder.db import MIGRATIONS_DIR
 from ministack import db as ms_db
+from ministack.trace import profiler as trace_profiler
 
 # Default reader pool: 8 API threads + 4 manager workers + start-up work.
 READER_POOL_SIZE = 16
@@ -45,6 +50,13 @@ class Database:
         else:
             # In-memory SQLite is one shared connection: one engine.
             self.writer_engine = self.reader_engine
+        if url.startswith("sqlite"):
+            # Plain SELECTs on pysqlite open no transaction to end and
+            # the reader engine has no pre-ping already.
+            self.statement_engine = self.reader_engine
+        else:
+            self.statement_engine = _statement_reader_engine(
+                self.reader_engine.url, connect_timeout, pool_size)
         self._reader = ms_db.make_sessionmaker(self.reader_engine)
         self._writer = ms_db.make_sessionmaker(self.writer_engine)
 
@@ -57,15 +69,35 @@ class Database:
         return ms_db.session_scope(self._reader)
 
     def read_connection(self):
-        """A Core connection for the prebuilt selects of ``db/reads.py``
-        (use as a context manager; it returns to the pool on exit)."""
-        return self.reader_engine.connect()
+        """A Core connection for the prebuilt single-statement selects of
+        ``db/reads.py`` (use as a context manager; it returns to the pool
+        on exit). On MariaDB/PostgreSQL it autocommits and is not pinged:
+        use :meth:`read_rows`, which retries a dropped connection."""
+        return self.statement_engine.connect()
+
+    def read_rows(self, read, *args):
+        """``read(connection, *args)`` on a :meth:`read_connection`, run
+        again once on a fresh connection if the first one had been
+        dropped (the server restarted): the pool of statement readers
+        is not pinged on checkout, and a read is safe to repeat. On a
+        dropped connection SQLAlchemy invalidates the whole pool, so a
+        second stale one is not handed out."""
+        try:
+            with self.read_connection() as conn:
+                return read(conn, *args)
+        except sa.exc.DBAPIError as exc:
+            if not exc.connection_invalidated:
+                raise
+        with self.read_connection() as conn:
+            return read(conn, *args)
 
     def write(self):
         """A transaction that may change rows (serialised on SQLite)."""
         return ms_db.session_scope(self._writer)
 
     def dispose(self):
+        if self.statement_engine is not self.reader_engine:
+            self.statement_engine.dispose()
         self.reader_engine.dispose()
         if self.writer_engine is not self.reader_engine:
             self.writer_engine.dispose()
@@ -101,6 +133,30 @@ def _sqlite_reader_engine(url, pool_size):
         url, poolclass=sa.pool.QueuePool, pool_size=pool_size,
         max_overflow=pool_size, pool_pre_ping=False,
         connect_args={"check_same_thread": False, "timeout": 30})
+
+
+def _statement_reader_engine(url, connect_timeout, pool_size):
+    """The engine for single-statement reads on MariaDB/PostgreSQL.
+
+    A GET through the reader engine cost four round trips for one
+    SELECT: the pre-ping on checkout, the statement, and the ROLLBACK
+    that ends the implicit transaction when the connection returns to
+    the pool (with PyMySQL each round trip is also Python work on
+    both sides). One statement needs no transaction: its snapshot is
+    consistent by itself. So this engine's connections autocommit
+    (set once per connection), ``skip_autocommit_rollback`` drops the
+    ROLLBACK, and there is no pre-ping: :meth:`Database.read_rows`
+    retries a read that met a dropped connection instead. ORM reads of
+    several statements (lists, the write paths' checks) stay on the
+    reader engine, in one transaction each.
+    """
+    kwargs = {"isolation_level": "AUTOCOMMIT",
+              "skip_autocommit_rollback": True, "pool_pre_ping": False,
+              "pool_size": pool_size, "max_overflow": pool_size,
+              "connect_args": {"connect_timeout": connect_timeout}}
+    if url.drivername.startswith("mysql"):
+        kwargs["pool_recycle"] = 3600
+    return trace_profiler.trace_engine(sa.create_engine(url, **kwargs))
 
 
 def _immediate_transactions(engine):

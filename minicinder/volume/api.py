@@ -128,15 +128,17 @@ class VolumeAPI(type_api.VolumeTypeMethods):
 
         :raises VolumeNotFound: missing, deleted or another project's.
         """
-        with self.database.read_connection() as conn:
-            return reads.volume_get(conn, ctx, volume_id)
+        return self.database.read_rows(reads.volume_get, ctx, volume_id)
 
     def get_all(self, ctx, filters, all_tenants=False, **page):
         """``all_tenants`` from a non-admin is ignored, as upstream (its
         own volumes are listed)."""
         with self.database.read() as session:
-            return db.volume_get_all(session, ctx, filters,
-                                     all_tenants and ctx.is_admin, **page)
+            return reads.volume_list(session.connection(),
+                                     db.volume_list_select(
+                                         session, ctx, filters,
+                                         all_tenants and ctx.is_admin,
+                                         **page))
 
     def summary(self, ctx, all_tenants=False):
         """``(count, total GiB, {metadata key: [values]})`` of the
