@@ -177,3 +177,15 @@ def test_keystone_refuses_deep_nesting_on_every_route(conf, admin_session,
         assert resp.status_code == 400, (method, path, resp.status_code,
                                          resp.text[:200])
         assert resp.json()["error"]["title"] == "Bad Request"
+
+
+def test_keystone_id_with_a_4_byte_character_is_404(conf, admin_session):
+    """Keystone's tables are utf8 (utf8mb3): over a utf8mb4 connection a
+    4-byte character in a project id was a collation error and a 500
+    (found by the fuzz tier); the lab connects in utf8, as DevStack, and
+    keystone answers its 404."""
+    resp = requests.get(conf.auth_url + "/v3/projects/9\U000f2008x",
+                        headers={"X-Auth-Token": admin_session.token},
+                        timeout=30)
+    assert resp.status_code == 404, (resp.status_code, resp.text[:200])
+    assert resp.json()["error"]["code"] == 404
