@@ -40,6 +40,34 @@ def _bad_text(value):
     return False
 
 
+# Keystone's migrations make utf8 (utf8mb3) tables on MySQL/MariaDB: a
+# character outside the Basic Multilingual Plane (4 bytes in UTF-8, an
+# emoji) cannot be stored there, and keystone answered 500 to a name
+# holding one (POST application_credentials as any user). Passwords and
+# secrets are only hashed, never stored as text: they may hold any.
+_HASHED = frozenset(("password", "original_password", "secret"))
+
+
+def _outside_bmp(value, key=None):
+    if isinstance(value, str):
+        return key not in _HASHED and any(ord(c) > 0xFFFF for c in value)
+    if isinstance(value, dict):
+        return any(_outside_bmp(k) or _outside_bmp(v, k)
+                   for k, v in value.items())
+    if isinstance(value, list):
+        return any(_outside_bmp(v, key) for v in value)
+    return False
+
+
+def _stores_utf8mb3(config_files):
+    """Whether keystone's database is MySQL/MariaDB (its tables utf8)."""
+    import configparser
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read([f for f in config_files.split(",") if f])
+    url = parser.get("database", "connection", fallback="")
+    return url.startswith("mysql")
+
+
 def _bad_user(user):
     """Why a password or application-credential ``user`` would make
     keystone fail, or None."""
@@ -58,10 +86,11 @@ def _bad_user(user):
     return None
 
 
-def body_problem(body):
+def body_problem(body, utf8mb3=False):
     """What keystone would 500 on in any request body, or None: JSON
-    nested past the parser's depth, text that is not Unicode. (Any other
-    body that is not JSON gets keystone's own 400.)"""
+    nested past the parser's depth, text that is not Unicode, and, on a
+    MySQL database (``utf8mb3``), text it cannot store. (Any other body
+    that is not JSON gets keystone's own 400.)"""
     try:
         data = json.loads(body)
     except RecursionError:
@@ -70,6 +99,9 @@ def body_problem(body):
         return None
     if _bad_text(data):
         return "Invalid Unicode text in the request body."
+    if utf8mb3 and _outside_bmp(data):
+        return ("Invalid input: the identity database cannot store "
+                "characters outside the Basic Multilingual Plane.")
     return None
 
 
@@ -103,8 +135,9 @@ def _is_login(environ):
 class AuthBodyCheck:
     """400 in keystone's error shape for the bodies keystone 500s on."""
 
-    def __init__(self, app):
+    def __init__(self, app, utf8mb3=False):
         self.app = app
+        self.utf8mb3 = utf8mb3
 
     def __call__(self, environ, start_response):
         try:
@@ -115,7 +148,7 @@ class AuthBodyCheck:
             body = environ["wsgi.input"].read(length)
             environ["wsgi.input"] = io.BytesIO(body)
             reason = problem(body) if _is_login(environ) \
-                else body_problem(body)
+                else body_problem(body, self.utf8mb3)
             if reason:
                 data = json.dumps({"error": {
                     "code": 400, "title": "Bad Request",
@@ -134,4 +167,5 @@ sys.argv = sys.argv[:1]
 
 from keystone.wsgi.api import application as _keystone  # noqa: E402
 
-application = AuthBodyCheck(_keystone)
+application = AuthBodyCheck(_keystone, utf8mb3=_stores_utf8mb3(
+    os.environ["OS_KEYSTONE_CONFIG_FILES"]))

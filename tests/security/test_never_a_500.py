@@ -189,3 +189,32 @@ def test_keystone_id_with_a_4_byte_character_is_404(conf, admin_session):
                         timeout=30)
     assert resp.status_code == 404, (resp.status_code, resp.text[:200])
     assert resp.json()["error"]["code"] == 404
+
+
+def test_keystone_name_with_a_4_byte_character_is_400(conf, demo_session):
+    """Any user could make keystone 500: a 4-byte character (an emoji)
+    in an application credential's name cannot be stored in keystone's
+    utf8 (utf8mb3) MySQL tables. The lab's keystone_wsgi answers 400 in
+    keystone's error shape instead; a plain name still works."""
+    import configparser
+    keystone_conf = configparser.ConfigParser(interpolation=None)
+    keystone_conf.read("/etc/ministack/keystone/keystone.conf")
+    if not keystone_conf.get("database", "connection",
+                             fallback="").startswith("mysql"):
+        pytest.skip("keystone's database is not MySQL/MariaDB (utf8mb4 "
+                    "elsewhere stores any character)")
+    url = "%s/v3/users/%s/application_credentials" % (
+        conf.auth_url, demo_session.user_id)
+    headers = {"X-Auth-Token": demo_session.token}
+    resp = requests.post(url, headers=headers, timeout=30, json={
+        "application_credential": {"name": "ac-\U0001F600-" +
+                                   uuid.uuid4().hex[:6]}})
+    assert resp.status_code == 400, (resp.status_code, resp.text[:200])
+    assert resp.json()["error"]["title"] == "Bad Request"
+    name = unique_name("ac")
+    resp = requests.post(url, headers=headers, timeout=30, json={
+        "application_credential": {"name": name}})
+    assert resp.status_code == 201, (resp.status_code, resp.text[:200])
+    credential = resp.json()["application_credential"]["id"]
+    assert requests.delete("%s/%s" % (url, credential), headers=headers,
+                           timeout=30).status_code == 204
