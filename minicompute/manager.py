@@ -3,8 +3,10 @@
 "Smart managers and dumb data": miniapi validates, records the action and
 casts; this manager is the only place that changes an instance's state on
 its host. Every endpoint reloads the instance (and BDM) from the database
-by id, so the dicts that crossed RPC are only references, and every volume
-operation on one instance runs under that instance's lock.
+by id, so the dicts that crossed RPC are only references. Lifecycle
+operations hold the instance's lock; an attach or a detach holds it
+shared plus its volume's lock, so volumes of one server are wired at once
+(``minicompute.utils``).
 
 Endpoints that fail for ordinary reasons (a volume in the wrong state, a
 guest that refuses a detach) are marked with
@@ -91,7 +93,7 @@ class ComputeManager:
         :raises TooManyDiskDevices: over ``max_disk_devices_to_attach``.
         """
         instance = self.load_instance(ctxt, instance)
-        with utils.instance_lock(instance["uuid"]):
+        with utils.device_name_lock(instance["uuid"]):
             bdms = db_api.bdm_get_all_by_instance(ctxt, instance["uuid"])
             # Re-checked under the lock: the API's check may have raced.
             if any(b.volume_id == volume_id for b in bdms):
@@ -121,7 +123,7 @@ class ComputeManager:
         instance = self.load_instance(ctxt, instance)
         with self._event(ctxt, "attach_volume", instance,
                          bdm.get("volume_id")), \
-                utils.instance_lock(instance["uuid"]):
+                utils.volume_lock(instance["uuid"], bdm.get("volume_id")):
             row = db_api.bdm_get(ctxt, bdm["id"])
             if row.connection_info:
                 # Delivered twice (a redelivered cast) or already
@@ -152,7 +154,7 @@ class ComputeManager:
         """
         instance = self.load_instance(ctxt, instance)
         with self._event(ctxt, "detach_volume", instance, volume_id), \
-                utils.instance_lock(instance["uuid"]):
+                utils.volume_lock(instance["uuid"], volume_id):
             self.detach_volume_under_lock(ctxt, instance, volume_id,
                                           attachment_id)
 
@@ -160,7 +162,8 @@ class ComputeManager:
                                  attachment_id=None):
         """The detach itself: guest, host, Cinder, then the BDM.
 
-        The caller holds ``utils.instance_lock`` and reports the event
+        The caller holds ``utils.volume_lock`` (or the instance's lock
+        exclusively) and reports the event
         (``detach_volume``, terminate, the reconciler rolling an
         interrupted detach forward); rpcapi never sends it.
         """

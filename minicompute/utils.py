@@ -1,9 +1,20 @@
 """Small helpers of the compute manager: instance locks and action events.
 
-* :func:`instance_lock` is nova's ``@utils.synchronized(instance.uuid)``:
-  every volume operation on one instance (reserve a device name, attach,
-  detach, terminate) runs under the same lock, so two of them never
-  interleave and two racing attaches cannot pick the same /dev/vdX.
+* :func:`instance_lock` is nova's ``@utils.synchronized(instance.uuid)``
+  for what changes the whole instance (build, reboot, stop, start,
+  terminate, the reconciler): one at a time, and none while a volume
+  operation on the instance is in flight.
+* :func:`volume_lock` is what an attach or a detach holds: the instance's
+  lock *shared* (so terminate or a reboot waits for it, and it waits for
+  them) and that one volume's lock. Nova holds the instance lock for the
+  whole attach, so the eight attaches of one server run one after the
+  other, each waiting on the previous one's Cinder calls; here two
+  volumes of one server are wired at once, as by hand (libvirt serialises
+  the domain's own device changes).
+* :func:`device_name_lock` is what reserving a device name holds: the
+  instance's lock shared and the instance's device-name lock, so two
+  racing reserves cannot pick the same /dev/vdX, and a reserve does not
+  wait for another volume's attach to finish.
 * :class:`EventReporter` is nova's ``wrap_instance_event``: it records a
   ``compute_<method>`` event in the request's instance action, finishing it
   with ``Success`` or ``Error`` plus the reason, so ``openstack server event
@@ -21,20 +32,134 @@ from minicompute.db import api as db_api
 
 LOG = logging.getLogger(__name__)
 
-_LOCKS = {}
-_LOCKS_GUARD = threading.Lock()
+class SharedExclusiveLock:
+    """A lock held either by one thread (exclusive, re-entrant) or by
+    any number of threads at once (shared, re-entrant per thread).
+
+    Exclusive waiters go first: once one waits, no new shared holder gets
+    in, so a terminate is not starved by a stream of attaches. A thread
+    that holds it exclusively may take it shared too (counted as exclusive
+    re-entry); a shared holder asking for it exclusively is a bug that
+    would deadlock, and raises instead.
+    """
+
+    def __init__(self):
+        self._cond = threading.Condition(threading.Lock())
+        self._owner = None        # thread ident of the exclusive holder
+        self._depth = 0           # its re-entry count
+        self._shared = {}         # thread ident -> shared re-entry count
+        self._writers_waiting = 0
+
+    @contextlib.contextmanager
+    def exclusive(self):
+        me = threading.get_ident()
+        with self._cond:
+            if self._owner == me:
+                self._depth += 1
+            else:
+                if me in self._shared:
+                    raise RuntimeError("shared holder asked for the "
+                                       "instance lock exclusively")
+                self._writers_waiting += 1
+                try:
+                    while self._owner is not None or self._shared:
+                        self._cond.wait()
+                finally:
+                    self._writers_waiting -= 1
+                self._owner, self._depth = me, 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._depth -= 1
+                if not self._depth:
+                    self._owner = None
+                    self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def shared(self):
+        me = threading.get_ident()
+        with self._cond:
+            if self._owner == me:
+                self._depth += 1
+                nested_in_exclusive = True
+            else:
+                nested_in_exclusive = False
+                if me not in self._shared:
+                    while (self._owner is not None
+                           or self._writers_waiting):
+                        self._cond.wait()
+                self._shared[me] = self._shared.get(me, 0) + 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                if nested_in_exclusive:
+                    self._depth -= 1
+                else:
+                    self._shared[me] -= 1
+                    if not self._shared[me]:
+                        del self._shared[me]
+                        if not self._shared:
+                            self._cond.notify_all()
+
+
+class _KeyedLocks:
+    """One lock object per key, made on first use and dropped when no
+    thread holds or waits for it any more (so per-volume locks do not
+    pile up over a long-running host's life)."""
+
+    def __init__(self, factory):
+        self._factory = factory
+        self._guard = threading.Lock()
+        self._locks = {}          # key -> [lock, users]
+
+    @contextlib.contextmanager
+    def get(self, key):
+        with self._guard:
+            entry = self._locks.setdefault(key, [self._factory(), 0])
+            entry[1] += 1
+        try:
+            yield entry[0]
+        finally:
+            with self._guard:
+                entry[1] -= 1
+                if not entry[1]:
+                    del self._locks[key]
+
+    def __len__(self):
+        with self._guard:
+            return len(self._locks)
+
+
+_INSTANCE_LOCKS = _KeyedLocks(SharedExclusiveLock)
+_VOLUME_LOCKS = _KeyedLocks(threading.Lock)
+_DEVICE_NAME_LOCKS = _KeyedLocks(threading.Lock)
 
 
 @contextlib.contextmanager
 def instance_lock(instance_uuid):
-    """Hold the per-instance lock (re-entrant within a thread).
+    """Hold the instance's lock exclusively (re-entrant within a thread):
+    no other lifecycle operation and no volume operation on it runs."""
+    with _INSTANCE_LOCKS.get(instance_uuid) as lock, lock.exclusive():
+        yield
 
-    Locks are kept for the life of the process: a few bytes per instance
-    this host has seen, in exchange for never racing on lock removal.
-    """
-    with _LOCKS_GUARD:
-        lock = _LOCKS.setdefault(instance_uuid, threading.RLock())
-    with lock:
+
+@contextlib.contextmanager
+def volume_lock(instance_uuid, volume_id):
+    """Hold the instance's lock shared and the lock of ``volume_id`` on
+    it: the attach or detach of that volume, beside other volumes'."""
+    with _INSTANCE_LOCKS.get(instance_uuid) as lock, lock.shared(), \
+            _VOLUME_LOCKS.get((instance_uuid, volume_id)) as vlock, vlock:
+        yield
+
+
+@contextlib.contextmanager
+def device_name_lock(instance_uuid):
+    """Hold the instance's lock shared and its device-name lock: picking
+    a free /dev/vdX and recording it in a BDM."""
+    with _INSTANCE_LOCKS.get(instance_uuid) as lock, lock.shared(), \
+            _DEVICE_NAME_LOCKS.get(instance_uuid) as nlock, nlock:
         yield
 
 
