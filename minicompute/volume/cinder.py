@@ -26,6 +26,7 @@ is how every caller looks attachments up.
 
 import time
 
+import requests
 from cinderclient import api_versions
 from cinderclient import client as cinder_client
 from keystoneauth1 import plugin as ks_plugin
@@ -42,6 +43,22 @@ LOG = logging.getLogger(__name__)
 
 # attachment_complete appeared in 3.44; every call is made at this version.
 MICROVERSION = "3.44"
+#: Kept-alive connections to Cinder per host: the RPC executor's default
+#: thread count (a call beyond it opens a connection that is not kept).
+HTTP_POOL_SIZE = 64
+
+
+def http_session():
+    """One ``requests.Session`` for every Cinder call of the process, so
+    connections are kept alive and reused, as upstream nova keeps one
+    keystoneauth session (``nova/volume/cinder.py`` ``_SESSION``). A new
+    one per call opened a TCP connection per call and kept its socket
+    until the garbage collector found it (issue 16)."""
+    http = requests.Session()
+    adapter = requests.adapters.HTTPAdapter(pool_maxsize=HTTP_POOL_SIZE)
+    http.mount("http://", adapter)
+    http.mount("https://", adapter)
+    return http
 
 
 def _untranslate_volume(volume):
@@ -120,6 +137,7 @@ class API:
         compute_conf.register_cinder_opts(conf)
         self.conf = conf
         self._sleep = sleep
+        self._http = http_session()
 
     # -- plumbing ------------------------------------------------------------
 
@@ -136,6 +154,7 @@ class API:
             "X-Service-Token": "nova",   # Nova's call, not the user's
         }
         session = cinder_spans.Session(auth=_NoAuthPlugin(headers, url),
+                                     session=self._http,
                                      timeout=self.conf.cinder.http_timeout)
         return cinder_client.Client(
             api_versions.APIVersion(MICROVERSION), session=session,
@@ -157,7 +176,7 @@ class API:
         else:
             auth = identity_client.service_auth_plugin(self.conf)
             url = None
-        session = cinder_spans.Session(auth=auth,
+        session = cinder_spans.Session(auth=auth, session=self._http,
                                      timeout=self.conf.cinder.http_timeout)
         if url is None:
             url = self.conf.cinder.endpoint_template % {

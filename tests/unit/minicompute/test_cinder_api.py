@@ -102,3 +102,53 @@ def test_volume_attachments_keyed_by_server():
                                           "device": "/dev/vdb"}]})
     assert vol["attachments"]["s1"]["attachment_id"] == "a1"
     assert vol["attach_status"] == "attached"
+
+
+def test_calls_reuse_one_kept_alive_connection(ctxt):
+    """Cinder calls share the process's HTTP session: three calls from
+    two threads open one TCP connection (a new session per call opened
+    one each and left its socket to the garbage collector)."""
+    import http.server
+    import json
+    import threading
+
+    connections = []
+
+    class Cinder(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"     # keep-alive
+
+        def setup(self):
+            connections.append(self.client_address)
+            super().setup()
+
+        def do_GET(self):
+            body = json.dumps({"volume": {
+                "id": "v1", "status": "available", "attachments": []}})
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Cinder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        conf = cfg.ConfigOpts()
+        api = cinder.API(conf, sleep=lambda s: None)
+        conf([], project="t")
+        conf.set_override("auth_strategy", "noauth", group="cinder")
+        conf.set_override(
+            "endpoint_template", "http://127.0.0.1:%d/v3/%%(project_id)s"
+            % server.server_address[1], group="cinder")
+        assert api.get(ctxt, "v1")["status"] == "available"
+        worker = threading.Thread(target=api.get, args=(ctxt, "v1"))
+        worker.start()
+        worker.join(10)
+        assert api.get(ctxt, "v1")["id"] == "v1"
+        assert len(connections) == 1
+    finally:
+        server.shutdown()
+        server.server_close()
