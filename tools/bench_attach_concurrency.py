@@ -11,6 +11,7 @@ import time
 import traceback
 
 import bench_attach_probes as probes
+import bench_scale_stats as stats
 from bench_attach_report import say
 
 ADMIN_CLOUD = "ministack-admin"
@@ -33,24 +34,33 @@ def run(bench, sids, vg):
         say("   note: " + note)
     sids = sids[:g]
     quota = _quota(bench, g * v)
+    # CPU per process group while each wall is timed: on 2 cores the
+    # stack and the floor are both CPU-bound, so the CPU seconds each
+    # spends say where the stack's extra time goes.
+    cpu = stats.CpuSampler(interval=0.25)
+    cpu.start()
     try:
-        floor = bench.concurrent_floor
-        say("   booting %d floor guests at once" % g)
-        floor.boot(g, bench.args.image_record, bench.args.memory_mb,
-                   bench.args.virt_type)
-        result = _stack(bench, sids, v, note)
-        say("   stack: attach all %.1f s, detach all %.1f s; now the "
-            "floor" % (result["attach_wall"], result["detach_wall"]))
+        try:
+            floor = bench.concurrent_floor
+            say("   booting %d floor guests at once" % g)
+            floor.boot(g, bench.args.image_record, bench.args.memory_mb,
+                       bench.args.virt_type)
+            result = _stack(bench, sids, v, note, cpu.mark)
+            say("   stack: attach all %.1f s, detach all %.1f s; now the "
+                "floor" % (result["attach_wall"], result["detach_wall"]))
+        finally:
+            if quota is not None:
+                quota.restore()
+        try:
+            result["floor"] = floor.run(v, mark=cpu.mark)
+        except Exception as exc:   # the stack's figures still count
+            say("   floor failed:\n" + traceback.format_exc())
+            result["floor_error"] = "%s: %s" % (type(exc).__name__, exc)
+        finally:
+            floor.cleanup()
     finally:
-        if quota is not None:
-            quota.restore()
-    try:
-        result["floor"] = floor.run(v)
-    except Exception as exc:   # the stack's figures still count
-        say("   floor failed:\n" + traceback.format_exc())
-        result["floor_error"] = "%s: %s" % (type(exc).__name__, exc)
-    finally:
-        floor.cleanup()
+        cpu.stop()
+    result["cpu"] = cpu.summary()
 
 
 def _quota(bench, volumes):
@@ -71,9 +81,10 @@ def _quota(bench, volumes):
     return quota if quota.quota_before is not None else None
 
 
-def _stack(bench, sids, v, note):
+def _stack(bench, sids, v, note, mark):
     """The stack's side: every volume attached at once through the API,
-    then detached at once."""
+    then detached at once; ``mark(phase)`` names the CPU sampler's
+    phase."""
     g = len(sids)
     pairs = [(sid, bench.create_volume("c%d-%d" % (si, vi)))
              for si, sid in enumerate(sids) for vi in range(v)]
@@ -81,12 +92,14 @@ def _stack(bench, sids, v, note):
         bench.wait_status(vid, "available")
     result = {"g": g, "v": v, "note": note}
     with concurrent.futures.ThreadPoolExecutor(len(pairs)) as pool:
+        mark("stack attach-all")
         start = time.perf_counter()
         answers = list(pool.map(lambda p: bench.attach(*p), pairs))
         errors = [r.status_code for r, _ in answers
                   if r.status_code != 200]
         att_errors, seen = bench._settle(pairs, "in-use", True)
         result["attach_wall"] = time.perf_counter() - start
+        mark(None)
         devices = {}
         for (sid, _), (_, dev) in zip(pairs, answers, strict=True):
             devices.setdefault(sid, []).append(dev)
@@ -95,11 +108,13 @@ def _stack(bench, sids, v, note):
                         for names in seen.values())
         result.update(attach_errors=len(errors) + att_errors,
                       dup_api=dup_api, dup_guest=dup_guest)
+        mark("stack detach-all")
         start = time.perf_counter()
         answers = list(pool.map(lambda p: bench.detach(*p), pairs))
         errors = [r.status_code for r in answers if r.status_code != 202]
         det_errors, _ = bench._settle(pairs, "available", False)
         result["detach_wall"] = time.perf_counter() - start
+        mark(None)
         result["detach_errors"] = len(errors) + det_errors
     for _, vid in pairs:
         bench.delete_volume(vid, wait=False)

@@ -137,9 +137,11 @@ class ConcurrentFloor:
 
     # --- the timed phases --------------------------------------------------
 
-    def run(self, v):
+    def run(self, v, mark=lambda phase: None):
         """Attach ``v`` disks to each guest at once, then detach them at
-        once; returns the wall times and error counts."""
+        once; returns the wall times and error counts. ``mark(phase)``
+        is called as each timed part starts (and with None as it ends),
+        for a CPU sampler."""
         disks = plan(self.run_id, len(self.floors), v)
         paths = {}
         for disk in disks:      # untimed, as the stack's volume creation
@@ -150,18 +152,22 @@ class ConcurrentFloor:
         result = {"g": len(self.floors), "v": v}
         self._pool = concurrent.futures.ThreadPoolExecutor(len(disks))
         try:
+            mark("floor attach-all")
             start = time.perf_counter()
             failed = self._all(self._attach, disks, paths)
             attached = [d for d in disks if d.name not in failed]
             unsettled = self._settle(attached, present=True)
             result["attach_wall"] = time.perf_counter() - start
+            mark(None)
             result["attach_errors"] = len(failed) + unsettled
             aliases = {i: disk_aliases(f.domain.XMLDesc(0))
                        for i, f in enumerate(self.floors)}
+            mark("floor detach-all")
             start = time.perf_counter()
             failed = self._all(self._detach, attached, aliases)
             unsettled = self._settle(attached, present=False)
             result["detach_wall"] = time.perf_counter() - start
+            mark(None)
             result["detach_errors"] = len(failed) + unsettled
         finally:
             self._pool.shutdown(wait=False, cancel_futures=True)

@@ -26,6 +26,24 @@ def ms(value):
 CONCURRENCY_TARGET = 1.5
 
 
+def cpu_seconds_lines(summary):
+    """Each timed phase's CPU in core-seconds per process group (from
+    :class:`bench_scale_stats.CpuSampler`), busiest first: on 2 cores
+    both sides are CPU-bound, so the difference between the stack's and
+    the floor's columns is where the stack's extra wall time goes."""
+    lines = []
+    for phase, cpu in summary.items():
+        core_s = cpu["seconds"] * cpu["ncpu"]
+        groups = sorted(((g, share * core_s)
+                         for g, share in cpu["groups"].items()),
+                        key=lambda kv: -kv[1])
+        lines.append("cpu %s: %.1f s, machine %d%% busy, %.1f core-s: %s" % (
+            phase, cpu["seconds"], round(cpu["busy"] * 100),
+            cpu["busy"] * core_s, ", ".join(
+                "%s %.1f" % (g, sec) for g, sec in groups if sec >= 0.05)))
+    return lines
+
+
 def concurrency_floor_lines(conc, target=CONCURRENCY_TARGET):
     """The concurrent floor's walls next to the stack's, and the ratios
     stack / floor against ``target`` (errors on either side: NOT met)."""
@@ -100,6 +118,8 @@ def report(res, audit_rc, png):
         say("detach all: %.1f s wall, %d errors" % (conc["detach_wall"],
                                                      conc["detach_errors"]))
         for line in concurrency_floor_lines(conc):
+            say(line)
+        for line in cpu_seconds_lines(conc.get("cpu") or {}):
             say(line)
     soak = res.get("soak")
     if soak:

@@ -132,8 +132,9 @@ class Scale(bench_attach.Bench):
         pending = set(vids)
         deadline = time.monotonic() + 600
         while pending and time.monotonic() < deadline:
+            statuses = self.volume_statuses()
             for vid in list(pending):
-                got = self.volume_status(vid)
+                got = statuses.get(vid, "gone")
                 if got == status:
                     pending.discard(vid)
                 elif got.startswith("error"):

@@ -98,7 +98,8 @@ class CpuSampler:
         self._phase = None
         self._stop = threading.Event()
         self._thread = None
-        self._groups = {}         # pid -> group
+        self._groups = {}         # pid -> (group, name)
+        self._comms = {}          # pid -> comm when classified
         self._last = None
 
     def _snapshot(self):
@@ -108,15 +109,18 @@ class CpuSampler:
                 continue
             pid = int(entry)
             try:
-                if pid not in self._groups:
-                    with open("/proc/%d/comm" % pid) as f:
-                        comm = f.read().strip()
+                # comm is read every tick: a qemu guest is first seen as
+                # libvirtd's fork, before its exec, with the same pid.
+                with open("/proc/%d/comm" % pid) as f:
+                    comm = f.read().strip()
+                if self._comms.get(pid) != comm:
                     with open("/proc/%d/cmdline" % pid) as f:
                         cmd = f.read()
                     group = classify(comm, cmd)
                     if pid == os.getpid():
                         group = "bench"
                     self._groups[pid] = (group, process_name(comm, cmd))
+                    self._comms[pid] = comm
                 per[pid] = _proc_jiffies(pid)
             except (OSError, ValueError):
                 continue

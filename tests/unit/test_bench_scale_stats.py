@@ -143,3 +143,47 @@ def test_chart_writes_a_png(tmp_path):
     path = stats.chart(results, str(tmp_path / "scale.png"))
     with open(path, "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_sampler_reclassifies_a_process_that_execs(tmp_path, monkeypatch):
+    """A qemu guest is first seen as libvirtd's fork (same pid, before
+    its exec): once its comm changes it counts as qemu, not libvirtd."""
+    proc = {"comm": "libvirtd", "cmdline": "libvirtd\0-d\0"}
+    real_open = open
+
+    def fake_open(path, *args, **kwargs):
+        if path == "/proc/4242/comm":
+            return real_open(_write(tmp_path, "comm", proc["comm"] + "\n"))
+        if path == "/proc/4242/cmdline":
+            return real_open(_write(tmp_path, "cmdline", proc["cmdline"]))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(stats.os, "listdir", lambda path: ["4242"])
+    monkeypatch.setattr(stats, "_proc_jiffies", lambda pid: 0)
+    monkeypatch.setattr("builtins.open", fake_open)
+    sampler = stats.CpuSampler()
+    sampler._snapshot()
+    assert sampler._groups[4242][0] == "libvirtd"
+    proc.update(comm="qemu-system-x86",
+                cmdline="/usr/bin/qemu-system-x86_64\0-name\0guest=i-1\0")
+    sampler._snapshot()
+    assert sampler._groups[4242][0] == "qemu"
+
+
+def _write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_cpu_seconds_lines_in_core_seconds():
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
+                                    "tools"))
+    import bench_attach_report as report
+    cpu = stats.summarize(_acc(1000, 100, 0, {
+        (1, "qemu", "qemu-system-x86"): 600,
+        (2, "minicinder", "minicinder"): 300}), ncpu=2)
+    [line] = report.cpu_seconds_lines({"stack attach-all": cpu})
+    # 10 s on 2 cores = 20 core-s; 90% busy; qemu 60%, minicinder 30%.
+    assert line == ("cpu stack attach-all: 10.0 s, machine 90% busy, "
+                    "18.0 core-s: qemu 12.0, minicinder 6.0")
