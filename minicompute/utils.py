@@ -184,11 +184,10 @@ class EventReporter:
 
     def __enter__(self):
         try:
-            row = db_api.action_event_start(self.ctxt, self.instance_uuid,
-                                            self.event, self.host)
+            db_api.action_event_start(self.ctxt, self.instance_uuid,
+                                      self.event, self.host,
+                                      details=self.subject)
             self._started = True
-            if self.subject:
-                _set_event_details(row.id, self.subject)
         except exception.InstanceActionNotFound:
             LOG.debug("No action for request %s on %s; event %s not "
                       "recorded", self.ctxt.request_id, self.instance_uuid,
@@ -214,17 +213,6 @@ class EventReporter:
         except Exception:  # never mask the operation's own outcome
             LOG.exception("Could not finish event %s", self.event)
         return False
-
-
-def _set_event_details(event_id, details):
-    """Write ``details`` on a running event (action_event_start has no
-    such argument; finishing the event overwrites it)."""
-    from minicompute.db import models
-    from minicompute.db.session import scope
-    with scope() as session:
-        session.query(models.InstanceActionEvent).filter_by(
-            id=event_id).update({"details": details},
-                                synchronize_session=False)
 
 
 def tail_lines(data, count):

@@ -47,9 +47,11 @@ def action_finish(ctxt, instance_uuid, message=None):
     return action
 
 
-def action_event_start(ctxt, instance_uuid, event, host):
+def action_event_start(ctxt, instance_uuid, event, host, details=None):
     """Add ``event`` (e.g. compute_attach_volume) to this request's action.
 
+    :param details: kept on the running event (what it works on, e.g.
+        ``volume <id>``); finishing the event overwrites it.
     :raises InstanceActionNotFound: no action for ``ctxt.request_id``.
     """
     with _scope() as session:
@@ -57,7 +59,7 @@ def action_event_start(ctxt, instance_uuid, event, host):
                                      ctxt.request_id)
         row = models.InstanceActionEvent(
             event=event, action_id=action.id, host=host,
-            start_time=db.utcnow())
+            start_time=db.utcnow(), details=details)
         session.add(row)
         action.updated_at = db.utcnow()
     return row

@@ -45,10 +45,8 @@ def test_interrupted_attach_is_rolled_back(ctxt, stack, server, reconciler):
     req = context.RequestContext(user_id="u1", project_id="p1",
                                  request_id="req-dead")
     db_api.action_start(req, server["uuid"], "attach_volume")
-    event = db_api.action_event_start(req, server["uuid"],
-                                      "compute_attach_volume", "h1")
-    from minicompute import utils
-    utils._set_event_details(event.id, "volume %s" % vid)
+    db_api.action_event_start(req, server["uuid"], "compute_attach_volume",
+                              "h1", details="volume %s" % vid)
 
     reconciler.recover_interrupted()
 
