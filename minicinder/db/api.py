@@ -18,6 +18,7 @@ import json
 import sqlalchemy as sa
 
 from minicinder import exception
+from minicinder.db import handshake
 from minicinder.db import models
 from minicinder.db import services
 from minicinder.volume import states
@@ -153,6 +154,9 @@ def volume_conditional_update(session, volume_id, values, expected_status,
 
 def volume_transition(session, volume, action, values=None):
     """Apply the state-table ``action`` to ``volume`` as a CAS.
+
+    :param volume: anything with the volume's ``id`` and ``multiattach``
+        (a model, or a row of ``db/handshake.volume_state``).
 
     :returns: True when the transition happened.
     """
@@ -296,10 +300,11 @@ def attachments_for_volume(session, volume_id):
 
 
 def attachment_create(session, values):
-    attachment = models.VolumeAttachment(**values)
-    session.add(attachment)
-    session.flush()
-    return attachment
+    """Insert an attachment (a Core insert: no ORM object to flush; the
+    columns' defaults apply as they did). Read it back with
+    ``db/handshake.attachment_detail``."""
+    session.execute(sa.insert(models.VolumeAttachment.__table__)
+                    .values(**values))
 
 
 def attachment_transition(session, attachment_id, action, values=None):
@@ -328,6 +333,11 @@ def volume_detached(session, volume_id, attachment_id):
     concurrent detaches of a multiattach volume both see the other's
     result. :returns: the volume's new status.
     """
+    _lock_and_soft_delete(session, volume_id, attachment_id)
+    return volume_recompute_status(session, volume_id)
+
+
+def _lock_and_soft_delete(session, volume_id, attachment_id):
     session.execute(sa.select(models.Volume.id)
                     .where(models.Volume.id == volume_id).with_for_update())
     if attachment_id is not None:
@@ -342,7 +352,18 @@ def volume_detached(session, volume_id, attachment_id):
                    models.VolumeAttachment.deleted.is_(False))
             .values(deleted=True, deleted_at=now, detach_time=now,
                     attach_status=states.ATT_DETACHED))
-    return volume_recompute_status(session, volume_id)
+
+
+def volume_detached_remaining(session, volume_id, attachment_id):
+    """:func:`volume_detached`, returning ``(status, remaining)``: the
+    volume's live attachments afterwards as
+    ``db/handshake.attachment_summaries`` rows (what DELETE
+    /attachments/{id} answers with), read once for both."""
+    _lock_and_soft_delete(session, volume_id, attachment_id)
+    remaining = handshake.attachment_summaries(session, volume_id)
+    return _set_status_from(session, volume_id,
+                            [row.attach_status for row in remaining]), \
+        remaining
 
 
 def volume_recompute_status(session, volume_id):
@@ -355,7 +376,12 @@ def volume_recompute_status(session, volume_id):
         sa.select(models.VolumeAttachment.attach_status)
         .where(models.VolumeAttachment.volume_id == volume_id,
                models.VolumeAttachment.deleted.is_(False))).all()
-    status, attach_status = states.statuses_from_attachments(remaining)
+    return _set_status_from(session, volume_id, remaining)
+
+
+def _set_status_from(session, volume_id, attach_statuses):
+    status, attach_status = states.statuses_from_attachments(
+        attach_statuses)
     volume_update(session, volume_id, {"status": status,
                                        "attach_status": attach_status})
     return status

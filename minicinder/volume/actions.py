@@ -16,6 +16,7 @@ import uuid
 
 from minicinder import exception
 from minicinder.db import api as db
+from minicinder.db import handshake as handshake_db
 from minicinder.volume import api as volume_api
 from minicinder.volume import attachments as attachment_api
 from minicinder.volume import manager as volume_manager
@@ -59,7 +60,7 @@ class VolumeActions:
     def reserve(self, ctx, volume_id):
         """available (or in-use if multiattach) -> attaching."""
         with self.database.write() as session:
-            volume = db.volume_get(session, ctx, volume_id)
+            volume = handshake_db.volume_state(session, ctx, volume_id)
             if not db.volume_transition(session, volume, "os-reserve"):
                 expected = " or ".join(states.volume_transition(
                     "os-reserve", volume.multiattach).expected)
@@ -178,7 +179,7 @@ class VolumeActions:
     def begin_detaching(self, ctx, volume_id):
         """in-use (attach_status attached) -> detaching, else 400."""
         with self.database.write() as session:
-            volume = db.volume_get(session, ctx, volume_id)
+            volume = handshake_db.volume_state(session, ctx, volume_id)
             if not db.volume_transition(session, volume,
                                         "os-begin_detaching"):
                 raise exception.InvalidVolume(
@@ -189,7 +190,7 @@ class VolumeActions:
     def roll_detaching(self, ctx, volume_id):
         """detaching -> in-use; a no-op in any other status."""
         with self.database.write() as session:
-            volume = db.volume_get(session, ctx, volume_id)
+            volume = handshake_db.volume_state(session, ctx, volume_id)
             db.volume_transition(session, volume, "os-roll_detaching")
 
     # --- admin actions ---

@@ -17,12 +17,14 @@ the database write that should follow it fails.
 """
 
 import logging
+import typing
 import uuid
 
 from minicinder import exception
 from minicinder.db import api as db
+from minicinder.db import handshake as handshake_db
+from minicinder.volume import driver as volume_driver
 from minicinder.volume import manager as volume_manager
-from minicinder.volume import metadata as volume_metadata
 from minicinder.volume import states
 from ministack import db as ms_db
 
@@ -98,6 +100,13 @@ def check_deletion_allowed(ctx, attachments, compute=None):
                 instance_id=attachment.instance_uuid)
 
 
+class _VolumeKey(typing.NamedTuple):
+    """What ``db.volume_transition`` needs of a volume."""
+
+    id: str
+    multiattach: bool
+
+
 class AttachmentAPI:
     """The attachment handshake on top of the database and the manager."""
 
@@ -127,8 +136,10 @@ class AttachmentAPI:
         :raises InvalidVolume: status precondition failed (400).
         """
         with self.database.write() as session:
-            volume = db.volume_get(session, ctx, volume_id, for_update=True)
-            if attach_mode == "rw" and volume_metadata.is_readonly(volume):
+            volume = handshake_db.volume_state(session, ctx, volume_id,
+                                               for_update=True)
+            if attach_mode == "rw" and handshake_db.is_readonly(session,
+                                                                volume_id):
                 raise exception.InvalidVolumeAttachMode(mode=attach_mode,
                                                         volume_id=volume_id)
             if "error" in volume.status:
@@ -139,9 +150,9 @@ class AttachmentAPI:
             if not db.volume_transition(session, volume, "reserve"):
                 # LP 1694530: the same instance may re-reserve an attached
                 # volume (live migration creates a second attachment).
-                same_instance = instance_uuid is not None and any(
-                    a.instance_uuid == instance_uuid
-                    for a in volume.volume_attachment)
+                same_instance = instance_uuid is not None and \
+                    instance_uuid in handshake_db.attachment_instances(
+                        session, volume_id)
                 if not (same_instance and volume.status in
                         (states.IN_USE, states.RESERVED)):
                     allowed = states.volume_transition(
@@ -158,6 +169,9 @@ class AttachmentAPI:
                 "attach_status": states.ATT_RESERVED,
                 "attach_mode": attach_mode or "null",
             })
+            if connector is None:
+                reserved = handshake_db.attachment_detail(session,
+                                                          attachment_id)
         LOG.info("Reserved volume %s for instance %s (attachment %s)",
                  volume_id, instance_uuid, attachment_id)
         if connector is not None:
@@ -166,36 +180,47 @@ class AttachmentAPI:
             except Exception:
                 self._undo_reserve(volume_id, attachment_id)
                 raise
-        return self.get(ctx, attachment_id)
+        return reserved
 
     def update(self, ctx, attachment_id, connector):
         """Export the volume to ``connector`` and return the attachment with
         its ``connection_info``.
 
+        Reads (issue 16): the attachment's volume id (to take its lock),
+        then under the lock one select of everything the checks, the mode
+        and the export need (:func:`handshake_db.attachment_for_connect`);
+        the write transaction compare-and-swaps both rows and reads back
+        the attachment it answers with.
+
         :raises ResourceConflict: volume in error, duplicate connectors, or
             not in a connectable state (409).
         :raises InvalidConnector: no initiator in the connector (400).
         """
-        volume_id = self.get(ctx, attachment_id).volume_id
+        volume_id = self.database.read_rows(
+            handshake_db.attachment_volume_id, ctx, attachment_id)
         with volume_manager.volume_lock(volume_id):
-            with self.database.read() as session:
-                attachment = db.attachment_get(session, ctx, attachment_id)
-                volume = db.volume_get(session, ctx.elevated(), volume_id)
-                self._check_connectable(volume, attachment)
-                had_connector = attachment.connector is not None
-                mode = attachment.attach_mode
-                readonly = volume_metadata.is_readonly(volume)
+            found = self.database.read_rows(
+                handshake_db.attachment_for_connect, ctx, attachment_id)
+            if found.volume_deleted:
+                raise exception.VolumeNotFound(volume_id=volume_id)
+            self._check_connectable(found)
+            had_connector = found.connector is not None
+            mode = found.attach_mode
             if mode not in ("rw", "ro"):
                 # A read-only volume is always connected read-only.
-                mode = "ro" if readonly else connector.get("mode") or "rw"
-            conn_info = self.manager.connect(volume_id, connector)
+                mode = "ro" if found.readonly else \
+                    connector.get("mode") or "rw"
+            conn_info = self.manager.connect(
+                volume_id, connector,
+                ref=volume_driver.VolumeRef(
+                    id=volume_id, size=found.size,
+                    provider_auth=found.provider_auth,
+                    provider_location=found.provider_location))
             conn_info["data"]["access_mode"] = mode
             flat = flatten_connection_info(conn_info, attachment_id,
                                            connector)
             try:
                 with self.database.write() as session:
-                    volume = db.volume_get(session, ctx.elevated(),
-                                           volume_id)
                     won = db.attachment_transition(
                         session, attachment_id, "connect", {
                             "connector": db.dump_json(connector),
@@ -204,12 +229,18 @@ class AttachmentAPI:
                             "attach_time": ms_db.utcnow(),
                             "attach_mode": mode,
                             "connection_info": db.dump_json(flat)})
+                    # (The volume cannot have been deleted since the
+                    # check: deleting it takes the lock held here.)
                     if not won or not db.volume_transition(
-                            session, volume, "connect"):
+                            session, _VolumeKey(volume_id,
+                                                found.multiattach),
+                            "connect"):
                         raise exception.ResourceConflict(
                             reason="volume %s or attachment %s changed "
                                    "state during the update"
                                    % (volume_id, attachment_id))
+                    connected = handshake_db.attachment_detail(
+                        session, attachment_id)
             except Exception:
                 leaving = None if had_connector else attachment_id
                 self.manager._safe(self.manager.disconnect, volume_id,
@@ -217,33 +248,32 @@ class AttachmentAPI:
                 raise
         LOG.info("Attachment %s connected volume %s to %s", attachment_id,
                  volume_id, connector.get("initiator"))
-        return self.get(ctx, attachment_id)
+        return connected
 
     @staticmethod
-    def _check_connectable(volume, attachment):
-        if "error" in volume.status:
+    def _check_connectable(found):
+        """:param found: a :func:`handshake_db.attachment_for_connect`
+        row."""
+        if "error" in found.volume_status:
             raise exception.ResourceConflict(
                 reason="Volume %s is in %s state and cannot be connected."
-                % (volume.id, volume.status))
-        if attachment.attach_status not in \
+                % (found.volume_id, found.volume_status))
+        if found.attach_status not in \
                 states.ATTACHMENT_TRANSITIONS["connect"].expected:
             raise exception.ResourceConflict(
                 reason="Attachment %s is %s; only a reserved or attaching "
                        "attachment can be updated."
-                % (attachment.id, attachment.attach_status))
-        others = [a for a in volume.volume_attachment
-                  if a.id != attachment.id]
-        if not volume.multiattach and others and \
-                any(a.connection_info for a in others):
+                % (found.id, found.attach_status))
+        if not found.multiattach and found.others_connected:
             raise exception.ResourceConflict(
                 reason="duplicate connectors detected on volume %s"
-                % volume.id)
-        step = states.volume_transition("connect", volume.multiattach)
-        if volume.status not in step.expected:
+                % found.volume_id)
+        step = states.volume_transition("connect", found.multiattach)
+        if found.volume_status not in step.expected:
             raise exception.ResourceConflict(
                 reason="Volume %s status must be %s to connect, but it is "
-                       "%s." % (volume.id, " or ".join(step.expected),
-                                volume.status))
+                       "%s." % (found.volume_id, " or ".join(step.expected),
+                                found.volume_status))
 
     def complete(self, ctx, attachment_id):
         """attaching -> attached; volume -> in-use.
@@ -251,21 +281,24 @@ class AttachmentAPI:
         :raises InvalidVolumeAttachment: the attachment was never connected.
         """
         with self.database.write() as session:
-            attachment = db.attachment_get(session, ctx, attachment_id)
-            volume = db.volume_get(session, ctx.elevated(),
-                                   attachment.volume_id)
+            found = handshake_db.attachment_for_complete(session, ctx,
+                                                         attachment_id)
+            if found.volume_deleted:
+                raise exception.VolumeNotFound(volume_id=found.volume_id)
             if not db.attachment_transition(session, attachment_id,
                                             "complete"):
                 raise exception.InvalidVolumeAttachment(
                     reason="attachment %s is %s; only a connected "
                            "(attaching) attachment can be completed."
-                           % (attachment_id, attachment.attach_status))
-            if not db.volume_transition(session, volume, "complete"):
+                           % (attachment_id, found.attach_status))
+            if not db.volume_transition(
+                    session, _VolumeKey(found.volume_id, found.multiattach),
+                    "complete"):
                 raise exception.InvalidVolume(
                     reason="Volume %s is %s and cannot be marked in-use."
-                    % (volume.id, volume.status))
+                    % (found.volume_id, found.volume_status))
         LOG.info("Attachment %s complete; volume %s in-use", attachment_id,
-                 attachment.volume_id)
+                 found.volume_id)
 
     def delete(self, ctx, attachment_id):
         """Disconnect and remove the attachment (only a service may remove
@@ -274,21 +307,21 @@ class AttachmentAPI:
         The initiator is revoked *before* the row goes, so a failure leaves
         the attachment in place for a retry rather than an orphan ACL.
 
-        :returns: the volume's remaining attachments.
+        :returns: the volume's remaining attachments (rows with what
+            ``views.attachment_summary`` shows).
         """
-        volume_id = self.get(ctx, attachment_id).volume_id
+        volume_id = self.database.read_rows(
+            handshake_db.attachment_volume_id, ctx, attachment_id)
         with volume_manager.volume_lock(volume_id):
-            with self.database.read() as session:
-                attachment = db.attachment_get(session, ctx, attachment_id)
-                check_deletion_allowed(ctx, [attachment],
-                                       self.compute)
-                connector = db.load_json(attachment.connector)
+            attachment = self.database.read_rows(
+                handshake_db.attachment_for_delete, ctx, attachment_id)
+            check_deletion_allowed(ctx, [attachment], self.compute)
+            connector = db.load_json(attachment.connector)
             if connector:
                 self.manager.disconnect(volume_id, connector, attachment_id)
             with self.database.write() as session:
-                status = db.volume_detached(session, volume_id,
-                                            attachment_id)
-                remaining = db.attachments_for_volume(session, volume_id)
+                status, remaining = db.volume_detached_remaining(
+                    session, volume_id, attachment_id)
         LOG.info("Attachment %s deleted; volume %s is %s", attachment_id,
                  volume_id, status)
         return remaining

@@ -86,58 +86,137 @@ def parse_targets(text):
     sorted) and no tid or name appears twice; anything else raises
     :class:`UnexpectedOutput` instead of inventing a target.
     """
-    targets = []
-    target = section = item = None
-    for number, line in enumerate(text.splitlines(), 1):
+    return _parse_lines(enumerate(text.splitlines(), 1))
+
+
+def parse_target(text, tid=None, iqn=None):
+    """The target with id ``tid`` (or named ``iqn``) in ``tgtadm --op
+    show`` output, as :func:`parse_targets` would list it, or None; and
+    the tids of every target (what :meth:`TgtAdm.create_target` picks
+    the next one from).
+
+    A lookup of one target (every attach and detach makes one) reads
+    what decides which lines belong to which target, and that target's
+    lines, instead of every line of every target: the listing grows
+    with each target on the host (~40 lines each) and parsing all of it
+    cost ~0.1 ms per target, three times per handshake.
+
+    * every target line (column 0) is checked as :func:`parse_targets`
+      checks it: shape, a valid name, rising tids, no name twice, no
+      text before the first. These lines are the boundaries, so a line
+      planted anywhere cannot move a line into or out of the chosen
+      target's listing;
+    * the chosen target's listing is checked line by line, exactly as
+      :func:`parse_targets` does.
+
+    The other targets' listings are not read: a malformed line in one
+    of them (only a name bound to *that* target or a session on it can
+    plant one) no longer refuses lookups of every other target, and is
+    still refused by the full parse of the periodic export check
+    (``missing_exports``).
+
+    :raises UnexpectedOutput: as :func:`parse_targets`, for a target
+        line or a line of the chosen target.
+    """
+    lines = text.splitlines()
+    headers = []    # (index, target line's dict)
+    seen = set()
+    # parse_targets' target lines: not indented (by a space), not blank.
+    for index in [index for index, line in enumerate(lines)
+                  if not line.startswith(" ")]:
+        line = lines[index]
         if not line.strip():
             continue
-        indent = len(line) - len(line.lstrip(" "))
+        if not headers:
+            for number, earlier in enumerate(lines[:index], 1):
+                if earlier.strip():
+                    raise _bad("text before the first target", number,
+                               earlier, None)
+        previous = headers[-1][1] if headers else None
+        header = _header(line, index + 1,
+                         previous and previous["tid"], seen, previous)
+        headers.append((index, header))
+        seen.add(header["iqn"])
+    if not headers:
+        for number, line in enumerate(lines, 1):
+            if line.strip():
+                raise _bad("text before the first target", number, line,
+                           None)
+    for number, (start, header) in enumerate(headers):
+        if header["tid"] == tid or header["iqn"] == iqn:
+            end = headers[number + 1][0] if number + 1 < len(headers) \
+                else len(lines)
+            [target] = _parse_lines(enumerate(lines[start:end],
+                                              start + 1))
+            return target, [found["tid"] for _, found in headers]
+    return None, [found["tid"] for _, found in headers]
+
+
+def _bad(reason, number, line, target):
+    where = "" if target is None else ", in the listing of tid %d (%s)" \
+        % (target["tid"], target["iqn"])
+    return UnexpectedOutput(reason=reason, line=number, text=line,
+                            where=where)
+
+
+def _header(line, number, previous, seen, target=None):
+    """A target line's ``{"tid", "iqn", ...}``, checked: its shape, its
+    name, a tid above ``previous`` (the last tid listed), a name not in
+    ``seen``. ``target``: the listing it appears in (for the error)."""
+    match = _TARGET.match(line.strip())
+    if not match or not iscsi_names.is_valid(match.group(2)):
+        raise _bad("not a target line", number, line, target)
+    tid, iqn = int(match.group(1)), match.group(2)
+    if previous is not None and tid <= previous:
+        raise _bad("tid %d out of order" % tid, number, line, target)
+    if iqn in seen:
+        raise _bad("target name listed twice", number, line, target)
+    return {"tid": tid, "iqn": iqn, "state": None, "luns": [],
+            "sessions": [], "accounts": [], "acls": []}
+
+
+def _parse_lines(numbered):
+    """:func:`parse_targets` of ``(line number, line)`` pairs."""
+    targets = []
+    seen = set()
+    target = section = item = None
+    for number, line in numbered:
         body = line.strip()
-
-        def bad(reason, number=number, line=line, target=target):
-            where = "" if target is None else ", in the listing of tid %d" \
-                " (%s)" % (target["tid"], target["iqn"])
-            return UnexpectedOutput(reason=reason, line=number, text=line,
-                                    where=where)
-
+        if not body:
+            continue
+        indent = len(line) - len(line.lstrip(" "))
         if indent == 0:
-            match = _TARGET.match(body)
-            if not match or not iscsi_names.is_valid(match.group(2)):
-                raise bad("not a target line")
-            tid, iqn = int(match.group(1)), match.group(2)
-            if targets and tid <= targets[-1]["tid"]:
-                raise bad("tid %d out of order" % tid)
-            if any(t["iqn"] == iqn for t in targets):
-                raise bad("target name listed twice")
-            target = {"tid": tid, "iqn": iqn, "state": None, "luns": [],
-                      "sessions": [], "accounts": [], "acls": []}
+            target = _header(line, number,
+                             targets[-1]["tid"] if targets else None, seen,
+                             target)
+            seen.add(target["iqn"])
             targets.append(target)
             section = item = None
         elif target is None:
-            raise bad("text before the first target")
+            raise _bad("text before the first target", number, line, target)
         elif indent == 4:
             if body.rstrip(":") not in SECTIONS or not body.endswith(":"):
-                raise bad("unknown section")
+                raise _bad("unknown section", number, line, target)
             section = body.rstrip(":")
             item = None
         elif section == "System information" and indent == 8:
             field = _FIELD.match(body)
             if not field:
-                raise bad("not a field")
+                raise _bad("not a field", number, line, target)
             if field.group(1) == "State":
                 target["state"] = (field.group(2) or "").strip()
         elif section == "LUN information":
             if indent == 8:
                 match = _LUN.match(body)
                 if not match:
-                    raise bad("not a LUN")
+                    raise _bad("not a LUN", number, line, target)
                 item = {"lun": int(match.group(1)), "type": None,
                         "size": None, "backing_store": None}
                 target["luns"].append(item)
                 continue
             field = _FIELD.match(body)
             if indent != 12 or item is None or not field:
-                raise bad("not a LUN field")
+                raise _bad("not a LUN field", number, line, target)
             key, value = field.group(1), (field.group(2) or "").strip()
             if key == "Type":
                 item["type"] = value
@@ -148,34 +227,36 @@ def parse_targets(text):
         elif section == "I_T nexus information":
             if indent == 8:
                 if not _SESSION.match(body):
-                    raise bad("not an I_T nexus")
+                    raise _bad("not an I_T nexus", number, line, target)
                 item = {"initiator": None, "addresses": []}
                 target["sessions"].append(item)
                 continue
             if item is None or indent not in (12, 16):
-                raise bad("session field out of place")
+                raise _bad("session field out of place", number, line,
+                           target)
             initiator = _INITIATOR.match(body)
             if initiator:
                 item["initiator"] = initiator.group(1)
                 continue
             field = _FIELD.match(body)
             if not field:
-                raise bad("not a session field")
+                raise _bad("not a session field", number, line, target)
             if field.group(1) == "IP Address":
                 item["addresses"].append((field.group(2) or "").strip())
         elif section == "Account information" and indent == 8:
             match = _ACCOUNT.match(body)
             if not match:
-                raise bad("not an account name")
+                raise _bad("not an account name", number, line, target)
             if not match.group(2):
                 target["accounts"].append(match.group(1))
         elif section == "ACL information" and indent == 8:
             if not (iscsi_names.is_valid(body)
                     or _ADDRESS_RULE.match(body)):
-                raise bad("not an initiator name or address")
+                raise _bad("not an initiator name or address", number,
+                           line, target)
             target["acls"].append(body)
         else:
-            raise bad("line out of place")
+            raise _bad("line out of place", number, line, target)
     return targets
 
 
@@ -193,23 +274,20 @@ class TgtAdm:
 
     # --- inspection ----------------------------------------------------------
 
+    def _show(self):
+        return self._tgtadm("--mode", "target", "--op", "show")
+
     def show_targets(self):
         """All targets, parsed by :func:`parse_targets`."""
-        return parse_targets(self._tgtadm("--mode", "target", "--op", "show"))
+        return parse_targets(self._show())
 
     def find_target(self, iqn):
-        """The target named ``iqn`` or None."""
-        for target in self.show_targets():
-            if target["iqn"] == iqn:
-                return target
-        return None
+        """The target named ``iqn`` or None (:func:`parse_target`)."""
+        return parse_target(self._show(), iqn=iqn)[0]
 
     def target_by_tid(self, tid):
-        """The target with id ``tid`` or None."""
-        for target in self.show_targets():
-            if target["tid"] == tid:
-                return target
-        return None
+        """The target with id ``tid`` or None (:func:`parse_target`)."""
+        return parse_target(self._show(), tid=tid)[0]
 
     def list_accounts(self):
         """Every CHAP user tgtd knows (bound to a target or not)."""
@@ -230,10 +308,10 @@ class TgtAdm:
         :param initiators: initiator names admitted by the ACL.
         :returns: the target id (tid).
         """
-        targets = self.show_targets()   # one show: the target and the tids
-        target = next((t for t in targets if t["iqn"] == iqn), None)
+        # One show: the target and the tids.
+        target, tids = parse_target(self._show(), iqn=iqn)
         if target is None:
-            tid = max((t["tid"] for t in targets), default=0) + 1
+            tid = max(tids, default=0) + 1
             LOG.info("Creating target %s (tid %s)", iqn, tid)
             self._tgtadm("--mode", "target", "--op", "new", "--tid", tid,
                          "--targetname", iqn)

@@ -200,3 +200,74 @@ def test_a_chap_password_is_never_in_argv():
         IQN_NEW, "/dev/loop9", chap=("u1", "s3cret"))
     argv_calls = [c for c in fake.calls if c[0] != "socket"]
     assert argv_calls and not [c for c in argv_calls if "s3cret" in c]
+
+
+# --- one target's lookup (parse_target, issue 16) -------------------------
+
+IQN_B = "iqn.2010-10.org.openstack:volume-bbb"
+
+
+def _many(count=30):
+    """SHOW's first target listed ``count`` times, tids 1..count."""
+    block = SHOW[:SHOW.index("Target 4:")]
+    return "".join(block.replace("Target 1: " + IQN_A,
+                                 "Target %d: %s-%d" % (tid, IQN_A, tid))
+                   for tid in range(1, count + 1))
+
+
+@pytest.mark.parametrize("text", [SHOW, _many(), ""])
+def test_one_target_reads_as_the_whole_listing_shows_it(text):
+    everything = tgt.parse_targets(text)
+    tids = [target["tid"] for target in everything]
+    for target in everything:
+        assert tgt.parse_target(text, tid=target["tid"]) == (target, tids)
+        assert tgt.parse_target(text, iqn=target["iqn"]) == (target, tids)
+    assert tgt.parse_target(text, tid=99) == (None, tids)
+    assert tgt.parse_target(text, iqn=IQN_NEW) == (None, tids)
+
+
+def test_the_lookups_parse_one_target():
+    fake = FakeTgtadm()
+    adm = _adm(fake)
+    assert adm.find_target(IQN_B)["tid"] == 4
+    assert adm.target_by_tid(1)["iqn"] == IQN_A
+    assert adm.target_by_tid(2) is None
+    assert adm.find_target(IQN_NEW) is None
+
+
+@pytest.mark.parametrize("text,match", [
+    # Target lines are the boundaries: every one is checked, wherever
+    # it is planted and whichever target is looked up.
+    (_planted("iqn.2024-01.org.x:y\nTarget 1: "
+              "iqn.2010-10.org.openstack:volume-evil"), "out of order"),
+    (_planted("iqn.2024-01.org.x:y\nTarget 5: " + IQN_A), "listed twice"),
+    (_planted("iqn.2024-01.org.x:y\x85Target 9: " + IQN_A), "listed twice"),
+    (_planted("iqn.2024-01.org.x:y\rTargets 7: x"), "not a target line"),
+    (SHOW + "Target 7: not-an-iqn\n", "not a target line"),
+    ("    ACL information:\n" + SHOW, "before the first"),
+])
+def test_a_planted_target_line_refuses_every_lookup(text, match):
+    for lookup in ({"tid": 1}, {"iqn": IQN_A}, {"tid": 4}, {"tid": 99}):
+        with pytest.raises(tgt.UnexpectedOutput, match=match):
+            tgt.parse_target(text, **lookup)
+    with pytest.raises(tgt.UnexpectedOutput, match=match):
+        tgt.parse_targets(text)
+
+
+@pytest.mark.parametrize("line", [
+    "        iqn.2024-01.org.x:y alias",
+    "    Something new:",
+    "  half-indented",
+])
+def test_a_bad_line_refuses_its_own_target_only(line):
+    """A malformed line in tid 4's listing (an ACL or a session of tid 4
+    planted it): tid 4 is refused, tid 1 still reads as it is. The full
+    listing (the export check) refuses it all."""
+    text = SHOW + line + "\n"
+    with pytest.raises(tgt.UnexpectedOutput, match="tid 4"):
+        tgt.parse_target(text, tid=4)
+    with pytest.raises(tgt.UnexpectedOutput):
+        tgt.parse_target(text, iqn=IQN_B)
+    with pytest.raises(tgt.UnexpectedOutput):
+        tgt.parse_targets(text)
+    assert tgt.parse_target(text, tid=1) == tgt.parse_target(SHOW, tid=1)

@@ -1,0 +1,267 @@
+"""The reads of the attachment handshake: each step loads only the
+columns it checks (issue 16).
+
+Nova drives every attach and detach through POST, PUT, os-complete and
+DELETE ``/attachments`` (plus ``os-begin_detaching``), and on a busy host
+minicinder's share of that was mostly ORM work: the PUT alone loaded the
+whole ``Volume`` five times (``db.api.volume_get`` in its checks and
+again in its write, and ``VolumeManager._ref`` twice), each load five
+statements (the volume with its joined type, then four ``selectin``
+collections) plus the identity map and loader machinery, to read about
+ten columns. Here every read is one prebuilt Core select (built once, at
+import, with bound parameters) naming those columns; the rows it returns
+have the attribute names the callers used on the models (``row.status``,
+``row.attach_status``...), so the checks read the same as before.
+
+Nothing here writes: every state change is still a compare-and-swap in
+``db/api.py`` (``volume_transition``, ``attachment_transition``), so a
+check made on a row read here is re-checked by the update that acts on
+it. Project scoping is the same as ``db.api.volume_get`` and
+``attachment_get``: a non-admin sees only its own project's volumes and
+their attachments (the ``*_IN_PROJECT`` variants).
+
+``conn`` below is anything with ``execute(statement, params)``: a Core
+connection from ``Database.read_rows`` for reads outside a transaction,
+or the ORM session of the caller's write transaction.
+"""
+
+import sqlalchemy as sa
+
+from minicinder import exception
+from minicinder.db import models
+
+_VOLUMES = models.Volume.__table__
+_ATTACHMENTS = models.VolumeAttachment.__table__
+_ADMIN_METADATA = models.VolumeAdminMetadata.__table__
+
+_ATTACHMENT_ID = sa.bindparam("attachment_id")
+_VOLUME_ID = sa.bindparam("volume_id")
+_PROJECT_ID = sa.bindparam("project_id")
+
+
+def _in_project(select):
+    return select.where(_VOLUMES.c.project_id == _PROJECT_ID)
+
+
+def _scoped(ctx, select, in_project, params):
+    """Run ``select`` (any project: admins) or ``in_project`` (``ctx``'s
+    project only)."""
+    if ctx.is_admin:
+        return select, params
+    return in_project, dict(params, project_id=ctx.project_id)
+
+
+# --- volumes ---
+
+# What a state-machine step needs of a volume: volume_transition reads
+# id and multiattach, the error messages the status.
+_VOLUME_STATE = (
+    sa.select(_VOLUMES.c.id, _VOLUMES.c.status, _VOLUMES.c.multiattach)
+    .where(_VOLUMES.c.id == _VOLUME_ID, _VOLUMES.c.deleted.is_(False)))
+_VOLUME_STATE_IN_PROJECT = _in_project(_VOLUME_STATE)
+# Only the volumes row is locked (no join: MariaDB would lock the
+# joined rows too).
+_VOLUME_STATE_FOR_UPDATE = _VOLUME_STATE.with_for_update()
+_VOLUME_STATE_IN_PROJECT_FOR_UPDATE = _VOLUME_STATE_IN_PROJECT \
+    .with_for_update()
+
+
+def volume_state(conn, ctx, volume_id, for_update=False):
+    """``(id, status, multiattach)`` of the live volume ``volume_id``
+    visible to ``ctx`` (enough for ``db.api.volume_transition``).
+
+    :param for_update: lock the volume row (as ``volume_get``'s).
+    :raises VolumeNotFound: missing, deleted or another project's.
+    """
+    if for_update:
+        select, in_project = (_VOLUME_STATE_FOR_UPDATE,
+                              _VOLUME_STATE_IN_PROJECT_FOR_UPDATE)
+    else:
+        select, in_project = _VOLUME_STATE, _VOLUME_STATE_IN_PROJECT
+    row = conn.execute(*_scoped(ctx, select, in_project,
+                                {"volume_id": volume_id})).first()
+    if row is None:
+        raise exception.VolumeNotFound(volume_id=volume_id)
+    return row
+
+
+_READONLY = sa.exists().where(
+    _ADMIN_METADATA.c.volume_id == _VOLUMES.c.id,
+    _ADMIN_METADATA.c.deleted.is_(False),
+    _ADMIN_METADATA.c.key == "readonly",
+    _ADMIN_METADATA.c.value == "True")
+_IS_READONLY = sa.select(_READONLY).where(_VOLUMES.c.id == _VOLUME_ID)
+
+
+def is_readonly(conn, volume_id):
+    """``volume.metadata.is_readonly`` without loading the volume: the
+    ``readonly`` admin metadata is ``"True"`` (``set_readonly`` writes
+    only ``"True"`` or ``"False"``, one live row per key)."""
+    return bool(conn.execute(_IS_READONLY, {"volume_id": volume_id})
+                .scalar())
+
+
+_VOLUME_REF = sa.select(_VOLUMES.c.id, _VOLUMES.c.size,
+                        _VOLUMES.c.provider_auth,
+                        _VOLUMES.c.provider_location) \
+    .where(_VOLUMES.c.id == _VOLUME_ID)
+
+
+def volume_ref(conn, volume_id):
+    """The columns of a ``VolumeRef`` (deleted volumes too, as
+    ``session.get`` found them), or None."""
+    return conn.execute(_VOLUME_REF, {"volume_id": volume_id}).first()
+
+
+# --- attachments ---
+
+_LIVE_ATTACHMENT = (_ATTACHMENTS.c.id == _ATTACHMENT_ID,
+                    _ATTACHMENTS.c.deleted.is_(False))
+_ATTACHMENT_JOIN = _ATTACHMENTS.join(
+    _VOLUMES, _VOLUMES.c.id == _ATTACHMENTS.c.volume_id)
+
+
+def _attachment_select(*columns):
+    select = sa.select(*columns).select_from(_ATTACHMENT_JOIN) \
+        .where(*_LIVE_ATTACHMENT)
+    return select, _in_project(select)
+
+
+def _visible(conn, ctx, selects, attachment_id):
+    """The row of ``selects`` for the live attachment visible to ``ctx``.
+
+    :raises VolumeAttachmentNotFound: missing, deleted or not ctx's.
+    """
+    row = conn.execute(*_scoped(ctx, *selects,
+                                {"attachment_id": attachment_id})).first()
+    if row is None:
+        raise exception.VolumeAttachmentNotFound(attachment_id=attachment_id)
+    return row
+
+
+_VOLUME_OF = _attachment_select(_ATTACHMENTS.c.volume_id)
+
+
+def attachment_volume_id(conn, ctx, attachment_id):
+    """The volume of the attachment (what the handshake locks).
+
+    :raises VolumeAttachmentNotFound: missing, deleted or not ctx's.
+    """
+    return _visible(conn, ctx, _VOLUME_OF, attachment_id).volume_id
+
+
+# What check_deletion_allowed reads, and the connector to revoke.
+_FOR_DELETE = _attachment_select(
+    _ATTACHMENTS.c.id, _ATTACHMENTS.c.volume_id,
+    _ATTACHMENTS.c.instance_uuid, _ATTACHMENTS.c.attach_status,
+    _ATTACHMENTS.c.connector)
+
+
+def attachment_for_delete(conn, ctx, attachment_id):
+    """``(id, volume_id, instance_uuid, attach_status, connector)``.
+
+    :raises VolumeAttachmentNotFound: missing, deleted or not ctx's.
+    """
+    return _visible(conn, ctx, _FOR_DELETE, attachment_id)
+
+
+# os-complete: the attachment's state and its volume's.
+_FOR_COMPLETE = _attachment_select(
+    _ATTACHMENTS.c.attach_status, _ATTACHMENTS.c.volume_id,
+    _VOLUMES.c.status.label("volume_status"), _VOLUMES.c.multiattach,
+    _VOLUMES.c.deleted.label("volume_deleted"))
+
+
+def attachment_for_complete(conn, ctx, attachment_id):
+    """``(attach_status, volume_id, volume_status, multiattach,
+    volume_deleted)``.
+
+    :raises VolumeAttachmentNotFound: missing, deleted or not ctx's.
+    """
+    return _visible(conn, ctx, _FOR_COMPLETE, attachment_id)
+
+
+_OTHER = _ATTACHMENTS.alias("other")
+# Another live attachment of the volume already connected (the PUT of a
+# volume that is not multiattach refuses a second connector).
+_OTHERS_CONNECTED = sa.exists().where(
+    _OTHER.c.volume_id == _VOLUMES.c.id,
+    _OTHER.c.deleted.is_(False),
+    _OTHER.c.id != _ATTACHMENT_ID,
+    _OTHER.c.connection_info.is_not(None),
+    _OTHER.c.connection_info != "")
+# PUT /attachments/{id}: its checks, the read-only flag, and the
+# VolumeRef the export is made from, in one statement.
+_FOR_CONNECT = _attachment_select(
+    _ATTACHMENTS.c.id, _ATTACHMENTS.c.attach_status,
+    _ATTACHMENTS.c.attach_mode, _ATTACHMENTS.c.connector,
+    _ATTACHMENTS.c.volume_id, _VOLUMES.c.status.label("volume_status"),
+    _VOLUMES.c.multiattach, _VOLUMES.c.deleted.label("volume_deleted"),
+    _VOLUMES.c.size, _VOLUMES.c.provider_auth,
+    _VOLUMES.c.provider_location,
+    _READONLY.label("readonly"),
+    _OTHERS_CONNECTED.label("others_connected"))
+
+
+def attachment_for_connect(conn, ctx, attachment_id):
+    """What ``AttachmentAPI.update`` checks before connecting: the
+    attachment's ``id``, ``attach_status``, ``attach_mode``,
+    ``connector``, ``volume_id``; its volume's ``volume_status``,
+    ``multiattach``, ``volume_deleted``, ``readonly`` and
+    ``others_connected`` (another live attachment has connection_info);
+    and ``size``, ``provider_auth``, ``provider_location`` (the
+    ``VolumeRef``).
+
+    :raises VolumeAttachmentNotFound: missing, deleted or not ctx's.
+    """
+    return _visible(conn, ctx, _FOR_CONNECT, attachment_id)
+
+
+# What api/views.attachment_detail prints.
+_DETAIL = sa.select(
+    _ATTACHMENTS.c.id, _ATTACHMENTS.c.attach_status,
+    _ATTACHMENTS.c.instance_uuid, _ATTACHMENTS.c.volume_id,
+    _ATTACHMENTS.c.attach_time, _ATTACHMENTS.c.detach_time,
+    _ATTACHMENTS.c.attach_mode, _ATTACHMENTS.c.connection_info) \
+    .where(*_LIVE_ATTACHMENT)
+
+
+def attachment_detail(conn, attachment_id):
+    """The row ``views.attachment_detail`` renders, of a live attachment
+    the caller has just written (no scoping: the caller checked it)."""
+    return conn.execute(_DETAIL, {"attachment_id": attachment_id}).one()
+
+
+_VOLUME_ATTACHMENTS = (_ATTACHMENTS.c.volume_id == _VOLUME_ID,
+                       _ATTACHMENTS.c.deleted.is_(False))
+# What api/views.attachment_summary prints, oldest first (as
+# db.api.attachments_for_volume).
+_SUMMARIES = sa.select(
+    _ATTACHMENTS.c.id, _ATTACHMENTS.c.attach_status,
+    _ATTACHMENTS.c.instance_uuid, _ATTACHMENTS.c.volume_id) \
+    .where(*_VOLUME_ATTACHMENTS).order_by(_ATTACHMENTS.c.created_at)
+
+
+def attachment_summaries(conn, volume_id):
+    """The volume's live attachments as ``views.attachment_summary``
+    renders them, oldest first."""
+    return conn.execute(_SUMMARIES, {"volume_id": volume_id}).all()
+
+
+_CONNECTORS = sa.select(_ATTACHMENTS.c.id, _ATTACHMENTS.c.connector) \
+    .where(*_VOLUME_ATTACHMENTS)
+
+
+def attachment_connectors(conn, volume_id):
+    """``(id, connector)`` of the volume's live attachments."""
+    return conn.execute(_CONNECTORS, {"volume_id": volume_id}).all()
+
+
+_INSTANCES = sa.select(_ATTACHMENTS.c.instance_uuid) \
+    .where(*_VOLUME_ATTACHMENTS)
+
+
+def attachment_instances(conn, volume_id):
+    """instance_uuid of each live attachment of the volume."""
+    return conn.execute(_INSTANCES, {"volume_id": volume_id}).scalars() \
+        .all()

@@ -1,0 +1,156 @@
+"""How many SQL statements each step of the attachment handshake runs
+(issue 16).
+
+Every step used to load the whole ``Volume`` through the ORM (five
+statements each: the volume with its joined type and four ``selectin``
+collections), the PUT five times: 28 statements for one PUT, 9 for a
+reserve, 9 for os-complete, 7 for os-begin_detaching, 14 for a DELETE.
+Each step now reads only the columns it checks (``db/handshake.py``).
+The counts are pinned exactly, so a change that brings a model load
+back fails here instead of quietly costing CPU on every attach; a change
+that saves a statement updates the number. The counts are statements the
+driver executes (``before_cursor_execute``, on every engine of the
+service's database; on SQLite a write transaction's ``BEGIN IMMEDIATE``
+is one of them), not times.
+
+What each response says is checked by ``test_attachments_api.py`` and
+the tempest-style tests; here only a few fields, to show the step did
+its work.
+"""
+
+import uuid
+
+import pytest
+import sqlalchemy as sa
+
+from tests.unit.minicinder.inprocess import connector
+
+# Per step, on SQLite: (BEGIN IMMEDIATE counted) ...
+RESERVE = 5       # BEGIN, lock+read volume, CAS, INSERT, read it back
+FIRST_PUT = 8     # volume id, checks; BEGIN + export write; BEGIN, 2 CAS,
+#                   read back
+PUT_AGAIN = 6     # (the export exists: no export write)
+COMPLETE = 4      # BEGIN, read attachment+volume, 2 CAS
+BEGIN_DETACHING = 3   # BEGIN, read volume, CAS
+DELETE = 9        # volume id, attachment, ref, connectors; BEGIN, lock,
+#                   soft delete, remaining attachments, status
+
+
+@pytest.fixture
+def statements(stack):
+    """A list of every statement the service's database executes."""
+    database = stack[2].database
+    seen = []
+
+    def record(conn, cursor, statement, *args):
+        seen.append(statement)
+
+    engines = {database.reader_engine, database.writer_engine,
+               database.statement_engine}
+    for engine in engines:
+        sa.event.listen(engine, "before_cursor_execute", record)
+    yield seen
+    for engine in engines:
+        sa.event.remove(engine, "before_cursor_execute", record)
+
+
+def _count(statements, call, *args, **kwargs):
+    """(response, how many statements ``call`` executed)."""
+    del statements[:]
+    response = call(*args, **kwargs)
+    return response, len(statements)
+
+
+def _caller(cinder, who):
+    if who == "member":
+        return cinder.as_user("member-user")
+    return cinder.as_nova()
+
+
+@pytest.mark.parametrize("who", ["nova", "member"])
+def test_each_step_of_the_handshake(cinder, driver, statements, who):
+    """Nova's attach and detach, as a service and as a project member
+    (whose reads are scoped to the project)."""
+    caller = _caller(cinder, who)
+    vol = caller.create_volume()
+    instance = str(uuid.uuid4())
+
+    resp, count = _count(statements, caller.post, "/attachments", {
+        "attachment": {"volume_uuid": vol, "instance_uuid": instance}})
+    assert resp.status_code == 200, resp.body
+    assert resp.body["attachment"]["status"] == "reserved"
+    assert count == RESERVE
+    att = resp.body["attachment"]["id"]
+
+    resp, count = _count(statements, caller.put, "/attachments/%s" % att,
+                         {"attachment": {"connector": connector()}})
+    assert resp.status_code == 200, resp.body
+    assert resp.body["attachment"]["status"] == "attaching"
+    assert resp.body["attachment"]["connection_info"]["target_lun"] == 1
+    assert driver.exports[vol] == {connector()["initiator"]}
+    assert count == FIRST_PUT
+
+    resp, count = _count(statements, caller.put, "/attachments/%s" % att,
+                         {"attachment": {"connector": connector()}})
+    assert resp.status_code == 200, resp.body
+    assert count == PUT_AGAIN
+
+    resp, count = _count(statements, caller.post,
+                         "/attachments/%s/action" % att,
+                         {"os-complete": {}})
+    assert resp.status_code == 204, resp.body
+    assert count == COMPLETE
+
+    resp, count = _count(statements, caller.post,
+                         "/volumes/%s/action" % vol,
+                         {"os-begin_detaching": {}})
+    assert resp.status_code == 202, resp.body
+    assert cinder.volume(vol)["status"] == "detaching"
+    assert count == BEGIN_DETACHING
+
+    resp, count = _count(statements, caller.delete, "/attachments/%s" % att)
+    assert resp.status_code == 200, resp.body
+    assert resp.body == {"attachments": []}
+    assert not driver.exports[vol]
+    assert cinder.volume(vol)["status"] == "available"
+    assert count == DELETE
+
+
+def test_counts_do_not_grow_with_what_the_volume_carries(
+        cinder, statements, multiattach_type):
+    """Metadata, a read-only flag and other attachments are read in the
+    same statements (the ORM loaded each collection separately)."""
+    nova = cinder.as_nova()
+    vol = cinder.create_volume(volume_type=multiattach_type)
+    assert cinder.post("/volumes/%s/metadata" % vol, {
+        "metadata": {"a": "1", "b": "2"}}).status_code == 200
+    assert cinder.post("/volumes/%s/action" % vol, {
+        "os-update_readonly_flag": {"readonly": True}}).status_code == 202
+    first = nova.reserve(vol, str(uuid.uuid4()))["id"]
+    assert nova.put("/attachments/%s" % first, {"attachment": {
+        "connector": connector()}}).status_code == 200
+    assert nova.post("/attachments/%s/action" % first,
+                     {"os-complete": {}}).status_code == 204
+
+    resp, count = _count(statements, nova.post, "/attachments", {
+        "attachment": {"volume_uuid": vol,
+                       "instance_uuid": str(uuid.uuid4())}})
+    assert resp.status_code == 200, resp.body
+    assert count == RESERVE
+    second = resp.body["attachment"]["id"]
+
+    other = connector(initiator="iqn.1993-08.org.debian:01:other",
+                      host="other-host")
+    resp, count = _count(statements, nova.put, "/attachments/%s" % second,
+                         {"attachment": {"connector": other}})
+    assert resp.status_code == 200, resp.body
+    # Read-only volume: connected read-only whatever the connector says.
+    assert resp.body["attachment"]["attach_mode"] == "ro"
+    assert resp.body["attachment"]["connection_info"]["access_mode"] == "ro"
+    assert count == PUT_AGAIN
+
+    resp, count = _count(statements, nova.delete,
+                         "/attachments/%s" % second)
+    assert resp.status_code == 200, resp.body
+    assert [a["id"] for a in resp.body["attachments"]] == [first]
+    assert count == DELETE
