@@ -129,10 +129,28 @@ def volume_glance_metadata_create(session, volume_id, metadata):
     session.flush()
 
 
+def _updatable(session, model):
+    """What to build an UPDATE of ``model`` on: ``(target, columns)``.
+
+    When the session holds objects, loaded or pending, the mapped class,
+    as these updates always were: the ORM flushes the pending ones first
+    and brings the loaded ones in step with the new values. When it
+    holds none (the attachment handshake's transactions read with
+    ``db/handshake.py``'s Core selects) there is nothing to flush or
+    bring in step, and the table: the same SQL as a Core UPDATE,
+    without the ORM's bulk-update machinery (~0.6 ms of CPU per
+    statement, eight statements per handshake; issue 16).
+    """
+    if session.identity_map or session.new:
+        return model, model
+    return model.__table__, model.__table__.c
+
+
 def volume_update(session, volume_id, values):
     """Unconditional update of a live volume (name, description...)."""
-    session.execute(sa.update(models.Volume)
-                    .where(models.Volume.id == volume_id)
+    target, volumes = _updatable(session, models.Volume)
+    session.execute(sa.update(target)
+                    .where(volumes.id == volume_id)
                     .values(updated_at=utcnow(), **values))
 
 
@@ -142,13 +160,14 @@ def volume_conditional_update(session, volume_id, values, expected_status,
 
     :returns: True when this caller won (exactly one row changed).
     """
-    stmt = (sa.update(models.Volume)
-            .where(models.Volume.id == volume_id,
-                   models.Volume.deleted.is_(False),
-                   models.Volume.status.in_(expected_status), *extra)
+    target, volumes = _updatable(session, models.Volume)
+    stmt = (sa.update(target)
+            .where(volumes.id == volume_id,
+                   volumes.deleted.is_(False),
+                   volumes.status.in_(expected_status), *extra)
             .values(updated_at=utcnow(), **values))
     if expected_attach is not None:
-        stmt = stmt.where(models.Volume.attach_status.in_(expected_attach))
+        stmt = stmt.where(volumes.attach_status.in_(expected_attach))
     return session.execute(stmt).rowcount == 1
 
 
@@ -312,10 +331,11 @@ def attachment_transition(session, attachment_id, action, values=None):
     step = states.ATTACHMENT_TRANSITIONS[action]
     new = {"attach_status": step.target, "updated_at": utcnow()}
     new.update(values or {})
-    stmt = (sa.update(models.VolumeAttachment)
-            .where(models.VolumeAttachment.id == attachment_id,
-                   models.VolumeAttachment.deleted.is_(False),
-                   models.VolumeAttachment.attach_status.in_(step.expected))
+    target, attachments = _updatable(session, models.VolumeAttachment)
+    stmt = (sa.update(target)
+            .where(attachments.id == attachment_id,
+                   attachments.deleted.is_(False),
+                   attachments.attach_status.in_(step.expected))
             .values(**new))
     return session.execute(stmt).rowcount == 1
 
@@ -338,18 +358,20 @@ def volume_detached(session, volume_id, attachment_id):
 
 
 def _lock_and_soft_delete(session, volume_id, attachment_id):
-    session.execute(sa.select(models.Volume.id)
-                    .where(models.Volume.id == volume_id).with_for_update())
+    _, volumes = _updatable(session, models.Volume)
+    session.execute(sa.select(volumes.id)
+                    .where(volumes.id == volume_id).with_for_update())
     if attachment_id is not None:
         now = utcnow()
         # The volume is part of the match: an attachment id paired with
         # another volume's id removes nothing (the API refuses the pair
         # first; this keeps a missed check from reaching another volume).
+        target, attachments = _updatable(session, models.VolumeAttachment)
         session.execute(
-            sa.update(models.VolumeAttachment)
-            .where(models.VolumeAttachment.id == attachment_id,
-                   models.VolumeAttachment.volume_id == volume_id,
-                   models.VolumeAttachment.deleted.is_(False))
+            sa.update(target)
+            .where(attachments.id == attachment_id,
+                   attachments.volume_id == volume_id,
+                   attachments.deleted.is_(False))
             .values(deleted=True, deleted_at=now, detach_time=now,
                     attach_status=states.ATT_DETACHED))
 

@@ -23,6 +23,11 @@ import uuid
 import pytest
 import sqlalchemy as sa
 
+from minicinder.db import api as db
+from minicinder.db import handshake as handshake_db
+from minicinder.db import models
+from ministack import context as ms_context
+from tests.unit.minicinder.inprocess import PROJECT
 from tests.unit.minicinder.inprocess import connector
 
 # Per step, on SQLite: (BEGIN IMMEDIATE counted) ...
@@ -154,3 +159,37 @@ def test_counts_do_not_grow_with_what_the_volume_carries(
     assert resp.status_code == 200, resp.body
     assert [a["id"] for a in resp.body["attachments"]] == [first]
     assert count == DELETE
+
+
+# --- the compare-and-swap updates: Core when the session holds nothing ---
+
+def test_an_update_keeps_the_sessions_objects_in_step(cinder, stack):
+    """The handshake's transactions hold no ORM objects and update with
+    Core statements (``db.api._updatable``); a transaction that loaded a
+    volume still has it brought in step by the ORM, and one with a
+    pending object still flushes it first."""
+    database = stack[2].database
+    vol = cinder.create_volume()
+    ctx = ms_context.RequestContext(user_id="u", project_id=PROJECT,
+                                    is_admin=True)
+    with database.write() as session:
+        volume = db.volume_get(session, ctx, vol)
+        assert db.volume_transition(session, volume, "reserve")
+        assert volume.status == "reserved"
+    pending = str(uuid.uuid4())
+    with database.write() as session:
+        type_id = session.execute(sa.select(models.Volume.volume_type_id)
+                                  .where(models.Volume.id == vol)).scalar()
+        session.add(models.Volume(
+            id=pending, project_id=PROJECT, user_id="u", size=1,
+            status="available", attach_status="detached",
+            volume_type_id=type_id, display_name="pending"))
+        db.volume_update(session, pending, {"display_name": "renamed"})
+    with database.write() as session:
+        assert handshake_db.volume_state(session, ctx, vol).status == \
+            "reserved"
+        assert not session.identity_map
+        assert db.volume_transition(
+            session, handshake_db.volume_state(session, ctx, vol),
+            "reserve") is False
+    assert cinder.volume(pending)["name"] == "renamed"
