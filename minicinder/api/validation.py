@@ -100,7 +100,11 @@ def query(allowed):
 
     :raises InvalidInput: an unknown filter, or one given twice.
     """
-    args = flask.request.args
+    request = flask.request._get_current_object()
+    if not request.environ.get("QUERY_STRING"):
+        # Most requests have none: no MultiDict to parse and walk.
+        return {}
+    args = request.args
     unknown = sorted(set(args) - set(allowed))
     if unknown:
         raise exception.InvalidInput(

@@ -17,8 +17,17 @@ USER_VISIBLE_SPECS = ("multiattach", "RESKEY:availability_zones",
 
 
 def timestamp(value):
-    """Upstream renders naive UTC datetimes with microseconds."""
-    return value.strftime("%Y-%m-%dT%H:%M:%S.%f") if value else None
+    """Upstream renders naive UTC datetimes with microseconds.
+
+    ``isoformat`` makes the same text several times faster than
+    ``strftime`` for a naive datetime of a four-digit year (every row's);
+    anything else keeps ``strftime``'s rendering.
+    """
+    if not value:
+        return None
+    if getattr(value, "tzinfo", False) is None and value.year >= 1000:
+        return value.isoformat(timespec="microseconds")
+    return value.strftime("%Y-%m-%dT%H:%M:%S.%f")
 
 
 @functools.lru_cache(maxsize=256)
