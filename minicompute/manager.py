@@ -93,7 +93,7 @@ class ComputeManager:
         :raises TooManyDiskDevices: over ``max_disk_devices_to_attach``.
         """
         instance = self.load_instance(ctxt, instance)
-        with utils.device_name_lock(instance["uuid"]):
+        with utils.device_name_lock(instance["uuid"], volume_id):
             bdms = db_api.bdm_get_all_by_instance(ctxt, instance["uuid"])
             # Re-checked under the lock: the API's check may have raced.
             if any(b.volume_id == volume_id for b in bdms):

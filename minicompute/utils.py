@@ -12,9 +12,11 @@
   volumes of one server are wired at once, as by hand (libvirt serialises
   the domain's own device changes).
 * :func:`device_name_lock` is what reserving a device name holds: the
-  instance's lock shared and the instance's device-name lock, so two
-  racing reserves cannot pick the same /dev/vdX, and a reserve does not
-  wait for another volume's attach to finish.
+  instance's lock shared, the volume's lock (so a reserve right after a
+  detach of the same volume, whose BDM is destroyed last, waits for it
+  rather than finding the BDM still there) and the instance's device-name
+  lock, so two racing reserves cannot pick the same /dev/vdX; a reserve
+  does not wait for another volume's attach to finish.
 * :class:`EventReporter` is nova's ``wrap_instance_event``: it records a
   ``compute_<method>`` event in the request's instance action, finishing it
   with ``Success`` or ``Error`` plus the reason, so ``openstack server event
@@ -31,6 +33,7 @@ from minicompute import exception
 from minicompute.db import api as db_api
 
 LOG = logging.getLogger(__name__)
+
 
 class SharedExclusiveLock:
     """A lock held either by one thread (exclusive, re-entrant) or by
@@ -155,10 +158,13 @@ def volume_lock(instance_uuid, volume_id):
 
 
 @contextlib.contextmanager
-def device_name_lock(instance_uuid):
-    """Hold the instance's lock shared and its device-name lock: picking
-    a free /dev/vdX and recording it in a BDM."""
+def device_name_lock(instance_uuid, volume_id):
+    """Hold the instance's lock shared, ``volume_id``'s lock on it, then
+    the instance's device-name lock (always the innermost, so no cycle
+    with :func:`volume_lock`): picking a free /dev/vdX and recording it
+    in a BDM."""
     with _INSTANCE_LOCKS.get(instance_uuid) as lock, lock.shared(), \
+            _VOLUME_LOCKS.get((instance_uuid, volume_id)) as vlock, vlock, \
             _DEVICE_NAME_LOCKS.get(instance_uuid) as nlock, nlock:
         yield
 

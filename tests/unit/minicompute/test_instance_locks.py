@@ -98,8 +98,9 @@ def test_reentry():
 def test_keyed_locks_are_dropped_after_use():
     before = (len(utils._INSTANCE_LOCKS), len(utils._VOLUME_LOCKS),
               len(utils._DEVICE_NAME_LOCKS))
-    with utils.volume_lock("i-1", "v-1"), utils.device_name_lock("i-1"):
-        assert len(utils._VOLUME_LOCKS) == before[1] + 1
+    with utils.volume_lock("i-1", "v-1"), utils.device_name_lock("i-1",
+                                                                 "v-2"):
+        assert len(utils._VOLUME_LOCKS) == before[1] + 2
     with utils.instance_lock("i-2"):
         pass
     assert (len(utils._INSTANCE_LOCKS), len(utils._VOLUME_LOCKS),
@@ -180,3 +181,36 @@ def test_terminate_waits_for_an_attach_in_flight(ctxt, stack, server,
     assert calls == ["attach_volume", "detach_volume", "destroy"]
     assert volume_api.status(vid) == "available"
     assert not db_api.bdm_get_all_by_instance(ctxt, server["uuid"])
+
+
+def test_reserve_waits_for_a_detach_of_the_same_volume(ctxt, stack, server):
+    """A detach destroys its BDM last, after Cinder already says
+    ``available``: a reserve of that volume arriving then waits for the
+    detach to finish instead of finding the BDM and answering "already
+    attached" (the soak's re-attach right after ``available``)."""
+    svc, _, _, volume_api = stack
+    vid = volume_api.add_volume()
+    bdm = svc.manager.reserve_block_device_name(ctxt, server, None, vid)
+    detaching, release = threading.Event(), threading.Event()
+
+    def detach_in_flight():
+        with utils.volume_lock(server["uuid"], vid):
+            detaching.set()
+            release.wait(WAIT)
+            db_api.bdm_destroy(ctxt, bdm["id"])   # the detach's last step
+
+    detach = _thread(detach_in_flight)
+    assert detaching.wait(WAIT)
+    names = []
+    reserve = _thread(lambda: names.append(
+        svc.manager.reserve_block_device_name(ctxt, server, None,
+                                              vid)["device_name"]))
+    other = svc.manager.reserve_block_device_name(ctxt, server, None, "v2")
+    assert other["device_name"] == "/dev/vdc"   # not held up
+    # Negative assertion: the same volume's reserve must still wait.
+    time.sleep(0.1)
+    assert names == []
+    release.set()
+    detach.join(WAIT)
+    reserve.join(WAIT)
+    assert names == ["/dev/vdb"]
