@@ -15,12 +15,12 @@ SQLite count less its write transactions.
 import uuid
 
 import pytest
-import sqlalchemy as sa
 
 from minicinder import service
 from minicinder.db import session as cinder_session
 from minicinder.volume import fake
 from minicinder.volume import manager as volume_manager
+from tests.support import sql_statements
 from tests.unit.minicinder import test_handshake_statements as unit
 from tests.unit.minicinder.inprocess import CinderClient
 from tests.unit.minicinder.inprocess import FakeNova
@@ -41,19 +41,9 @@ def stack(backend):
         make_conf(quota_volumes=-1, quota_gigabytes=-1), database,
         fake.FakeDriver(), executor=volume_manager.InlineExecutor(),
         compute=FakeNova())
-    seen = []
-
-    def record(conn, cursor, statement, *args):
-        seen.append(statement)
-
-    engines = {database.reader_engine, database.writer_engine,
-               database.statement_engine}
-    for engine in engines:
-        sa.event.listen(engine, "before_cursor_execute", record)
-    yield CinderClient(svc.app, project="p-" + uuid.uuid4().hex[:8]), \
-        seen, backend["name"]
-    for engine in engines:
-        sa.event.remove(engine, "before_cursor_execute", record)
+    with sql_statements.recorded(database) as seen:
+        yield CinderClient(svc.app, project="p-" + uuid.uuid4().hex[:8]), \
+            seen, backend["name"]
     svc.stop()
 
 

@@ -27,6 +27,7 @@ from minicinder.db import api as db
 from minicinder.db import handshake as handshake_db
 from minicinder.db import models
 from ministack import context as ms_context
+from tests.support import sql_statements
 from tests.unit.minicinder.inprocess import PROJECT
 from tests.unit.minicinder.inprocess import connector
 
@@ -44,19 +45,8 @@ DELETE = 9        # volume id, attachment, ref, connectors; BEGIN, lock,
 @pytest.fixture
 def statements(stack):
     """A list of every statement the service's database executes."""
-    database = stack[2].database
-    seen = []
-
-    def record(conn, cursor, statement, *args):
-        seen.append(statement)
-
-    engines = {database.reader_engine, database.writer_engine,
-               database.statement_engine}
-    for engine in engines:
-        sa.event.listen(engine, "before_cursor_execute", record)
-    yield seen
-    for engine in engines:
-        sa.event.remove(engine, "before_cursor_execute", record)
+    with sql_statements.recorded(stack[2].database) as seen:
+        yield seen
 
 
 def _count(statements, call, *args, **kwargs):
