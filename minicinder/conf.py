@@ -6,6 +6,9 @@ Nothing here is read at import time: :func:`register_opts` is called by the
 daemon entry point and by tests on their own ``ConfigOpts``.
 """
 
+import os
+
+from oslo_concurrency import opts as concurrency_opts
 from oslo_config import cfg
 
 from ministack import config
@@ -23,9 +26,27 @@ Related options:
 
 * ``osapi_volume_listen``
 """),
-    cfg.IntOpt("osapi_volume_workers", default=8, min=1,
+    cfg.IntOpt("osapi_volume_workers", default=1, min=1,
                help="""
-Number of WSGI worker threads serving API requests.
+Number of API worker processes serving the REST API on one socket.
+
+One process runs Python on one core at a time; with more than one, the
+API uses more cores (upstream's default is the CPU count, DevStack's lab
+sets it so). The parent process keeps the volume manager's background
+work (export recovery and checks, the service heartbeat); the workers
+serve requests, holding each volume's lock as a file lock in
+``[oslo_concurrency] lock_path`` so that they and the parent never change
+one volume's export at once. More than one needs the ``lvm`` driver (the
+``fake`` one keeps its volumes in one process's memory).
+
+Related options:
+
+* ``osapi_volume_threads``
+* ``[oslo_concurrency] lock_path``
+"""),
+    cfg.IntOpt("osapi_volume_threads", default=8, min=1,
+               help="""
+Number of WSGI threads serving API requests in each API worker process.
 """),
     cfg.StrOpt("auth_strategy", default="noauth",
                choices=["noauth", "keystone"],
@@ -225,6 +246,22 @@ def register_opts(conf):
     # [oslo_middleware] max_request_body_size (was
     # [DEFAULT] osapi_max_request_body_size, still read as its old name).
     config.register_wsgi_opts(conf)
+    for group, opts in _lock_opts():
+        conf.register_opts(opts, group=group)
+
+
+def _lock_opts():
+    """oslo.concurrency's ``[oslo_concurrency] lock_path`` (its other
+    option, ``disable_process_locking``, is not honoured here)."""
+    return [(group, [opt for opt in opts if opt.name == "lock_path"])
+            for group, opts in concurrency_opts.list_opts()]
+
+
+def lock_path(conf):
+    """Where the volume locks' files go with several API workers:
+    ``[oslo_concurrency] lock_path``, else ``$state_path/lock``."""
+    return conf.oslo_concurrency.lock_path or os.path.join(
+        conf.state_path, "lock")
 
 
 def list_opts():
@@ -235,4 +272,5 @@ def list_opts():
         + volume_opts + quota_opts
     grouped[nova_group] = nova_opts
     grouped.update(config.list_wsgi_opts())
+    grouped.update(_lock_opts())
     return list(grouped.items())

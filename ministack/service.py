@@ -76,13 +76,19 @@ def run(project, build, argv=None, conf=None, register_opts=None):
         print("%s: %s" % (project, exc.format_message()), file=sys.stderr)
         return 1
     LOG.info("%s starting", project)
+    code = 0
     try:
         service.start(stop_event)
         # start() returns at once for RPC services; wait for the signal.
         while not stop_event.wait(1):
             pass
+    except exception.MinistackException as exc:
+        # A failure while serving (an API worker process died): one line,
+        # exit 1, and the supervisor starts the daemon again.
+        LOG.error("%s failed: %s", project, exc.format_message())
+        code = 1
     finally:
         LOG.info("%s stopping", project)
         service.stop()
     LOG.info("%s stopped", project)
-    return 0
+    return code

@@ -355,7 +355,8 @@ def get_context(flask_request):
     return flask_request.environ[ENV_CONTEXT]
 
 
-def serve(app, host, port, threads=8, stop_event=None, ident="ministack"):
+def serve(app, host, port, threads=8, stop_event=None, ident="ministack",
+          sockets=None):
     """Serve ``app`` on host:port until ``stop_event`` is set.
 
     Runs waitress in the calling thread. ``stop_event`` (a threading.Event)
@@ -363,6 +364,10 @@ def serve(app, host, port, threads=8, stop_event=None, ident="ministack"):
     *every* channel, not just the listening socket: a client holding a
     keep-alive connection (any ``requests.Session``) would otherwise keep
     the loop, and the daemon, alive after SIGTERM.
+
+    :param sockets: listening sockets to serve instead of binding
+        host:port (an API worker process serves its parent's,
+        :mod:`ministack.workers`).
     """
     import threading
 
@@ -373,9 +378,12 @@ def serve(app, host, port, threads=8, stop_event=None, ident="ministack"):
     body_limit = server_body_limit(app)
     if body_limit is not None:
         options["max_request_body_size"] = body_limit
-    server = create_server(app, host=host, port=port, threads=threads,
-                           ident=ident, clear_untrusted_proxy_headers=True,
-                           **options)
+    if sockets:
+        options["sockets"] = sockets
+    else:
+        options.update(host=host, port=port)
+    server = create_server(app, threads=threads, ident=ident,
+                           clear_untrusted_proxy_headers=True, **options)
     if stop_event is not None:
         def _watch():
             stop_event.wait()

@@ -72,9 +72,20 @@ def leak_snapshot(bench, vg):
         pid = daemon_pid(daemon)
         if pid is None or not os.path.exists("/proc/%d" % pid):
             continue
-        snap["fds %s" % daemon] = len(os.listdir("/proc/%d/fd" % pid))
-        snap["RSS KiB %s" % daemon] = _rss_kib(pid)
+        # minicinder's API worker processes, each on its own line.
+        for n, member in enumerate([pid] + _children(pid)):
+            name = daemon if not n else "%s worker %d" % (daemon, n)
+            snap["fds %s" % name] = len(os.listdir("/proc/%d/fd" % member))
+            snap["RSS KiB %s" % name] = _rss_kib(member)
     return snap
+
+
+def _children(pid):
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            return sorted(int(child) for child in f.read().split())
+    except OSError:
+        return []
 
 
 def our_residue(bench, vg, run):

@@ -59,7 +59,7 @@ STEPS = ("create", "update (connector)", "complete", "delete",
          "whole handshake")
 
 
-def start_daemon(volume_group, connection=None):
+def start_daemon(volume_group, connection=None, workers=1):
     """A private minicinder on a free port; returns (url, process, its
     temporary directory with config, log and, by default, database)."""
     port = upstream.free_port()
@@ -71,9 +71,11 @@ def start_daemon(volume_group, connection=None):
         handle.write("[DEFAULT]\nosapi_volume_listen = 127.0.0.1\n"
                      "osapi_volume_listen_port = %d\nvolume_group = %s\n"
                      "host = bench-%s\nlog_file = %s/minicinder.log\n"
+                     "osapi_volume_workers = %d\n"
+                     "[oslo_concurrency]\nlock_path = %s/lock\n"
                      "[database]\nconnection = %s\n"
                      % (port, volume_group, uuid.uuid4().hex[:6], tmp,
-                        connection))
+                        workers, tmp, connection))
     binary = os.path.join(os.path.dirname(sys.executable), "minicinder")
     proc = subprocess.Popen([binary, "--config-file", conf],
                             start_new_session=True)
@@ -239,7 +241,8 @@ def minicinder_target(args):
     if args.lab_database:
         connection, drop = lab_database(args.lab_database_driver)
     try:
-        url, proc, tmp = start_daemon(args.volume_group, connection)
+        url, proc, tmp = start_daemon(args.volume_group, connection,
+                                      args.api_workers)
     except BaseException:
         if drop:
             drop()
@@ -253,7 +256,7 @@ def minicinder_target(args):
         if not failed:   # kept after a failure: its log says why
             shutil.rmtree(tmp, ignore_errors=True)
     return Client("%s/v3/%s" % (url, PROJECT), NOAUTH_TOKEN,
-                  NOAUTH_SERVICE), [proc.pid], stop
+                  NOAUTH_SERVICE), load.process_tree(proc.pid), stop
 
 
 def run_upstream(args):
@@ -293,6 +296,9 @@ def main():
                         "instead of the lab's (PyMySQL in Python, "
                         "mysqlclient in C)")
     parser.add_argument("--volume-group", default="stack-volumes-lvmdriver-1")
+    parser.add_argument("--api-workers", type=int, default=os.cpu_count(),
+                        help="the private one's osapi_volume_workers (API "
+                        "processes; default: the CPU count, as upstream's)")
     parser.add_argument("--upstream", action="store_true",
                         help="measure upstream cinder %s too" %
                         upstream.VERSION)

@@ -28,11 +28,24 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def process_tree(pid):
+    """``pid`` and its descendants (a daemon's API worker processes)."""
+    found = [pid]
+    for member in found:
+        try:
+            with open("/proc/%d/task/%d/children" % (member, member)) as f:
+                found.extend(int(child) for child in f.read().split())
+        except OSError:
+            pass
+    return found
+
+
 def lab_pids(daemon="minicinder"):
-    """The lab daemon's own PID (not its supervisor's), or []."""
+    """The lab daemon's own PID (not its supervisor's) and its worker
+    processes', or []."""
     try:
         with open(os.path.join(STATUS_DIR, "%s.child.pid" % daemon)) as f:
-            return [int(f.read().strip())]
+            return process_tree(int(f.read().strip()))
     except (OSError, ValueError):
         return []
 

@@ -95,6 +95,15 @@ class Database:
         """A transaction that may change rows (serialised on SQLite)."""
         return ms_db.session_scope(self._writer)
 
+    def after_fork(self):
+        """In a forked process: forget the parent's pooled connections
+        without closing them (they are the parent's sockets; SQLAlchemy's
+        recipe for ``os.fork``); each engine opens its own from here on."""
+        for engine in {id(e): e for e in (self.reader_engine,
+                                          self.writer_engine,
+                                          self.statement_engine)}.values():
+            engine.dispose(close=False)
+
     def dispose(self):
         if self.statement_engine is not self.reader_engine:
             self.statement_engine.dispose()

@@ -17,10 +17,10 @@ use and re-resolved through LVM only when it is stale.
 import functools
 import logging
 import os
-import threading
 
 from minicinder import exception
 from minicinder.volume import driver
+from minicinder.volume import locks
 from minicinder.volume import lvm
 from minicinder.volume import tgt
 from minicinder.volume import tgtd_socket
@@ -32,9 +32,10 @@ LOG = logging.getLogger(__name__)
 REQUIRED_TOOLS = ("lvcreate", "lvremove", "lvs", "vgs", "pvs", "losetup",
                   "tgtadm", "blkdiscard", "dd")
 
-# tgt target ids are allocated by "highest + 1", so target creation is
-# serialised within the process; across processes a clash is retried.
-_TARGET_LOCK = threading.Lock()
+# tgt target ids are allocated by "highest + 1", so target changes are
+# serialised (across minicinder's API worker processes too: .locks); a
+# clash with another program creating targets is retried.
+_TARGET_LOCK = "minicinder-tgt-targets"
 _TARGET_RETRIES = 3
 
 
@@ -238,7 +239,7 @@ class LVMTgtDriver(driver.VolumeDriver):
     def initialize_connection(self, volume, connector):
         initiator = driver.require_initiator(connector)
         iqn = self._iqn(volume)
-        with _TARGET_LOCK:
+        with locks.lock(_TARGET_LOCK):
             target = self._recorded_target(volume)
             if target is None:
                 raise exception.VolumeBackendError(
@@ -269,7 +270,7 @@ class LVMTgtDriver(driver.VolumeDriver):
     def terminate_connection(self, volume, connector):
         initiator = (connector or {}).get("initiator")
         if initiator:
-            with _TARGET_LOCK:
+            with locks.lock(_TARGET_LOCK):
                 self.tgt.unbind_initiator(
                     self._iqn(volume), initiator,
                     tid=driver.recorded_tid(volume.provider_location))
@@ -280,7 +281,7 @@ class LVMTgtDriver(driver.VolumeDriver):
         path = self._device(self._name(volume))
         for attempt in range(1, _TARGET_RETRIES + 1):
             try:
-                with _TARGET_LOCK:
+                with locks.lock(_TARGET_LOCK):
                     return self.tgt.create_target(
                         self._iqn(volume), path, lun=1, chap=chap,
                         initiators=initiators)
@@ -292,7 +293,7 @@ class LVMTgtDriver(driver.VolumeDriver):
                             "retrying", self._iqn(volume), attempt)
 
     def _remove_target(self, volume):
-        with _TARGET_LOCK:
+        with locks.lock(_TARGET_LOCK):
             self.tgt.delete_target(self._iqn(volume))
 
     def _device(self, name):

@@ -23,14 +23,13 @@ import dataclasses
 import logging
 import threading
 
-from oslo_concurrency import lockutils
-
 from minicinder import exception
 from minicinder.db import api as db
 from minicinder.db import handshake as handshake_db
 from minicinder.db import models
 from minicinder.volume import driver as volume_driver
 from minicinder.volume import iscsi_names
+from minicinder.volume import locks
 from minicinder.volume import states
 from ministack import db as ms_db
 
@@ -58,8 +57,9 @@ _BUSY_DEVICE = (states.CREATING, states.DELETING, states.EXTENDING)
 
 
 def volume_lock(volume_id):
-    """The in-process lock serialising export changes of one volume."""
-    return lockutils.lock("minicinder-volume-%s" % volume_id)
+    """The lock serialising export changes of one volume (across the API
+    worker processes too, when there are several: :mod:`.locks`)."""
+    return locks.lock("minicinder-volume-%s" % volume_id)
 
 
 class VolumeManager:
@@ -75,8 +75,19 @@ class VolumeManager:
         self.database = database
         self.driver = driver
         self.host = host
-        self.executor = executor or concurrent.futures.ThreadPoolExecutor(
-            max_workers=workers, thread_name_prefix="volume-manager")
+        self.workers = workers
+        self._own_executor = executor is None
+        self.executor = executor or self._new_executor()
+
+    def _new_executor(self):
+        return concurrent.futures.ThreadPoolExecutor(
+            max_workers=self.workers, thread_name_prefix="volume-manager")
+
+    def after_fork(self):
+        """In a forked API worker: a job pool of its own (the parent's
+        pool object would think it has threads the fork did not copy)."""
+        if self._own_executor:
+            self.executor = self._new_executor()
 
     # --- life cycle ---
 
@@ -224,6 +235,7 @@ class VolumeManager:
                 return
             with self.database.write() as session:
                 db.volume_soft_delete(session, volume_id)
+        locks.remove("minicinder-volume-%s" % volume_id)
         LOG.info("Volume %s deleted", volume_id)
 
     def extend_volume(self, volume_id, new_size):

@@ -240,6 +240,12 @@ def test_tgt_adapter_refuses_a_planted_target_line(victim_volume):
     assert target_of(victim["target_iqn"])["acls"] == [VICTIM_IQN]
 
 
+def _process_tree(pid):
+    """``pid`` and its child processes (minicinder's API workers)."""
+    with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+        return [pid] + [int(child) for child in f.read().split()]
+
+
 def _traced_by(pid, tracer):
     """Whether every thread of ``pid`` is traced by ``tracer`` (its
     ``TracerPid`` in /proc); an exited tracer fails at once."""
@@ -263,18 +269,22 @@ def _traced_by(pid, tracer):
                     reason="strace is not installed")
 def test_chap_password_never_in_argv(demo_volumes, cleanup):
     """Trace every program minicinder runs while it creates an export
-    (target, LUN, CHAP account, ACL): none has the password in argv."""
+    (target, LUN, CHAP account, ACL): none has the password in argv.
+    Its API worker processes (``osapi_volume_workers``) are traced too:
+    the export is made by whichever serves the request."""
     with open(os.path.join(STATUS_DIR, "minicinder.child.pid")) as f:
-        pid = int(f.read())
+        pids = _process_tree(int(f.read()))
     volume_id = make_volume(demo_volumes, cleanup, "argv")
     trace = os.path.join("/tmp", "ministack-argv-%s.strace" % volume_id)
     tracer = subprocess.Popen(
         ["strace", "-f", "-qq", "-s", "4096", "-e", "trace=execve",
-         "-o", trace, "-p", str(pid)], stderr=subprocess.PIPE)
+         "-o", trace] + [arg for pid in pids for arg in ("-p", str(pid))],
+        stderr=subprocess.PIPE)
     try:
-        waiting.wait_for("strace to attach to every thread of %s" % pid,
-                         lambda: _traced_by(pid, tracer), timeout=30,
-                         interval=0.1)
+        waiting.wait_for("strace to attach to every thread of %s" % pids,
+                         lambda: all(_traced_by(pid, tracer)
+                                     for pid in pids),
+                         timeout=30, interval=0.1)
         _, data = export(demo_volumes, cleanup, volume_id, ATTACKER_IQN)
     finally:
         tracer.terminate()
