@@ -68,7 +68,8 @@ class ComputeManager:
             subject="volume %s" % volume_id if volume_id else None)
 
     def _persist_bdm(self, ctxt, bdm_id):
-        return lambda values: db_api.bdm_update(ctxt, bdm_id, values)
+        return lambda values: db_api.bdm_update(ctxt, bdm_id, values,
+                                                reload=False)
 
     def _set_error(self, ctxt, instance, reason):
         db_api.instance_update(ctxt.elevated(), instance["uuid"], {

@@ -186,14 +186,13 @@ class EventReporter:
         self.host = host
         self.instance_uuid = instance_uuid
         self.subject = subject
-        self._started = False
+        self._started = None      # the event row, once recorded
 
     def __enter__(self):
         try:
-            db_api.action_event_start(self.ctxt, self.instance_uuid,
-                                      self.event, self.host,
-                                      details=self.subject)
-            self._started = True
+            self._started = db_api.action_event_start(
+                self.ctxt, self.instance_uuid, self.event, self.host,
+                details=self.subject)
         except exception.InstanceActionNotFound:
             LOG.debug("No action for request %s on %s; event %s not "
                       "recorded", self.ctxt.request_id, self.instance_uuid,
@@ -201,7 +200,7 @@ class EventReporter:
         return self
 
     def __exit__(self, exc_type, exc, exc_tb):
-        if not self._started:
+        if self._started is None:
             return False
         if exc is None:
             result, details, trace = "Success", None, None
@@ -215,7 +214,8 @@ class EventReporter:
         try:
             db_api.action_event_finish(
                 self.ctxt, self.instance_uuid, self.event, self.host,
-                result=result, details=details, traceback=trace)
+                result=result, details=details, traceback=trace,
+                started=self._started)
         except Exception:  # never mask the operation's own outcome
             LOG.exception("Could not finish event %s", self.event)
         return False

@@ -74,12 +74,12 @@ def host_status(ctxt, host, down_time):
     """UP, DOWN or "" (no host / unknown), as nova's ``host_status``."""
     if not host:
         return ""
-    for service in compute_services(ctxt):
-        if service.host == host:
-            if not db_api.service_is_up(service, down_time):
-                return "DOWN"
-            return "MAINTENANCE" if service.disabled else "UP"
-    return "UNKNOWN"
+    service = db_api.service_liveness(ctxt.elevated(), host, COMPUTE_TOPIC)
+    if service is None:
+        return "UNKNOWN"
+    if not db_api.service_is_up(service, down_time):
+        return "DOWN"
+    return "MAINTENANCE" if service.disabled else "UP"
 
 
 def check_host_up(ctxt, instance, down_time):

@@ -43,7 +43,7 @@ from minicompute.db.flavors import (  # noqa: F401 (re-exported)
     flavor_update)
 from minicompute.db.services import (  # noqa: F401 (re-exported)
     service_get_all, service_get_by_host_and_binary, service_heartbeat,
-    service_is_up, service_update)
+    service_is_up, service_liveness, service_update)
 from minicompute.db.session import scope as _scope
 
 # Sentinel for "no compare-and-swap on this column" (None is a real value).
@@ -242,6 +242,9 @@ def instance_destroy(ctxt, uuid):
 
 # --- block device mappings --------------------------------------------------
 
+_BDMS = models.BlockDeviceMapping.__table__
+
+
 def _bdm_query(session):
     return session.query(models.BlockDeviceMapping).filter_by(deleted=0)
 
@@ -325,28 +328,40 @@ def bdm_get_all_volumes(ctxt):
             models.BlockDeviceMapping.id).all()
 
 
-def bdm_update(ctxt, bdm_id, values):
+def bdm_update(ctxt, bdm_id, values, reload=True):
     """Update live BDM ``bdm_id`` and return it.
 
+    :param reload: False: return nothing (the compute host's writes of
+        ``connection_info``, which never read the row back; one statement
+        and no ORM load, issue 16).
     :raises BDMNotFound:
     """
     values = dict(values)
     if isinstance(values.get("connection_info"), dict):
         values["connection_info"] = json.dumps(values["connection_info"])
     values["updated_at"] = db.utcnow()
-    with _scope() as session:
-        count = _bdm_query(session).filter_by(id=bdm_id).update(
-            values, synchronize_session=False)
-        if count == 0:
+    statement = _BDMS.update().where(
+        _BDMS.c.id == bdm_id, _BDMS.c.deleted == 0).values(values)
+    if not reload:
+        with session.begin() as conn:
+            if not conn.execute(statement).rowcount:
+                raise exception.BDMNotFound(id=bdm_id)
+        return None
+    with _scope() as orm_session:
+        if not orm_session.execute(statement).rowcount:
             raise exception.BDMNotFound(id=bdm_id)
-        session.expire_all()
-        return _bdm_query(session).filter_by(id=bdm_id).one()
+        return _bdm_query(orm_session).filter_by(id=bdm_id).one()
+
+
+# Soft delete in one statement (deleted = id), no load and flush of the row.
+_BDM_DESTROY = (
+    _BDMS.update().where(_BDMS.c.id == sa.bindparam("b_id"),
+                         _BDMS.c.deleted == 0)
+    .values(deleted=_BDMS.c.id, deleted_at=sa.bindparam("b_now"),
+            updated_at=sa.bindparam("b_now")))
 
 
 def bdm_destroy(ctxt, bdm_id):
     """Soft-delete BDM ``bdm_id``; a BDM already gone is not an error."""
-    with _scope() as session:
-        bdm = _bdm_query(session).filter_by(id=bdm_id).one_or_none()
-        if bdm is not None:
-            bdm.deleted = bdm.id
-            bdm.deleted_at = db.utcnow()
+    with session.begin() as conn:
+        conn.execute(_BDM_DESTROY, {"b_id": bdm_id, "b_now": db.utcnow()})

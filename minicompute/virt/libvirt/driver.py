@@ -187,7 +187,16 @@ class LibvirtDriver(driver.ComputeDriver):
             raise exception.VolumeDriverNotFound(driver_type=kind)
 
     def _still_used(self, vol_driver, connection_info, except_guest):
-        """Whether another guest on this host uses the same connection."""
+        """Whether another guest on this host uses the same connection.
+
+        Only a multiattach volume can be (its one target serves every
+        guest it is attached to); any other volume has a target of its
+        own, so its guests' XML is not fetched and parsed (one XMLDesc
+        per guest on the host, on every detach; issue 16). Upstream's
+        ``_should_disconnect_target`` asks the same question first.
+        """
+        if not connection_info.get("multiattach"):
+            return False
         key = vol_driver.source_key(connection_info)
         if key is None:
             return False
