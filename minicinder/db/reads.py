@@ -11,7 +11,8 @@ execution. The select here is built once, at import, with bound
 parameters, so a request only executes it.
 
 One statement, not four: the volume is outer-joined to its type, its
-live metadata, admin metadata and attachments. Each execution through
+live metadata, admin metadata and attachments, and says whether it has
+image metadata (read by a second statement only then). Each execution through
 SQLAlchemy costs ~50 us of Python, and on SQLite each statement outside a
 transaction is its own read transaction (file locks, WAL index) and
 releases the GIL several times, which with eight busy API threads turns
@@ -73,8 +74,15 @@ _ATTACHMENT_LABELS = tuple("attachment_" + name
 
 # The type is outer-joined as the ORM's joined ``volume_type``
 # relationship was: a soft-deleted type still names itself.
+# Whether the volume has image metadata: the second statement below runs
+# only then (most volumes have none; on MariaDB a statement is a round
+# trip and ~0.2 ms of the API's CPU).
+_HAS_GLANCE_METADATA = sa.exists().where(
+    _GLANCE_METADATA.c.volume_id == _VOLUMES.c.id,
+    _GLANCE_METADATA.c.deleted.is_(False)).label("has_glance_metadata")
 _VOLUME_BY_ID = (
     sa.select(*(_VOLUMES.c[name] for name in SHOWN_COLUMNS),
+              _HAS_GLANCE_METADATA,
               _TYPES.c.name.label("volume_type_name"),
               _METADATA.c.id.label("metadata_id"),
               _METADATA.c.key.label("metadata_key"),
@@ -101,8 +109,8 @@ _VOLUME_BY_ID = (
            _VOLUMES.c.deleted.is_(False)))
 _VOLUME_BY_ID_IN_PROJECT = _VOLUME_BY_ID.where(
     _VOLUMES.c.project_id == sa.bindparam("project_id"))
-# Image metadata, a key per row: a second statement rather than one more
-# factor in the join's product of rows.
+# Image metadata, a key per row: a second statement (when there is any)
+# rather than one more factor in the join's product of rows.
 _GLANCE_BY_VOLUME = (
     sa.select(_GLANCE_METADATA.c.key, _GLANCE_METADATA.c.value)
     .where(_GLANCE_METADATA.c.volume_id == sa.bindparam("volume_id"),
@@ -139,7 +147,8 @@ def volume_get(conn, ctx, volume_id):
     record = _fold(rows)
     record.volume_glance_metadata = [
         types.SimpleNamespace(key=row.key, value=row.value)
-        for row in conn.execute(_GLANCE_BY_VOLUME, {"volume_id": volume_id})]
+        for row in conn.execute(_GLANCE_BY_VOLUME, {"volume_id": volume_id})
+    ] if rows[0].has_glance_metadata else []
     return record
 
 

@@ -128,3 +128,30 @@ def test_show_other_project_is_404(cinder):
     assert resp.body["itemNotFound"]["code"] == 404
     assert resp.headers["x-openstack-request-id"].startswith("req-")
     assert resp.headers["OpenStack-API-Version"] == "volume 3.44"
+
+
+def test_image_metadata_is_read_only_when_there_is_some(stack):
+    """One statement for a volume without image metadata; a second one,
+    for its keys, once it has some (and none again after they go)."""
+    from tests.support import sql_statements
+    cinder, _, svc = stack
+    vol = cinder.post("/volumes", {"volume": {"size": 1}}).body["volume"]
+    path = "/volumes/%s" % vol["id"]
+    with sql_statements.recorded(svc.database) as seen:
+        body = cinder.get(path).body["volume"]
+    assert len(seen) == 1 and "volume_image_metadata" not in body
+    resp = cinder.post(path + "/action", {"os-set_image_metadata": {
+        "metadata": {"image_name": "n", "image_id": "i"}}})
+    assert resp.status_code == 200, resp.body
+    with sql_statements.recorded(svc.database) as seen:
+        body = cinder.get(path).body["volume"]
+    assert len(seen) == 2
+    assert body["volume_image_metadata"] == {"image_name": "n",
+                                             "image_id": "i"}
+    for key in ("image_name", "image_id"):
+        resp = cinder.post(path + "/action", {"os-unset_image_metadata": {
+            "key": key}})
+        assert resp.status_code == 200, resp.body
+    with sql_statements.recorded(svc.database) as seen:
+        body = cinder.get(path).body["volume"]
+    assert len(seen) == 1 and "volume_image_metadata" not in body
