@@ -57,9 +57,8 @@ class ComputeManager:
         """Reload the instance the caller named; returns its dict (with
         ``name``, the domain name). Also used by the reconciler; rpcapi
         never sends it."""
-        row = db_api.instance_get(ctxt.elevated(), instance["uuid"])
-        values = db_api.to_dict(row)
-        values["name"] = self.conf.instance_name_template % row.id
+        values = db_api.instance_get_dict(ctxt.elevated(), instance["uuid"])
+        values["name"] = self.conf.instance_name_template % values["id"]
         return values
 
     def _event(self, ctxt, name, instance, volume_id=None):
@@ -125,7 +124,7 @@ class ComputeManager:
         with self._event(ctxt, "attach_volume", instance,
                          bdm.get("volume_id")), \
                 utils.volume_lock(instance["uuid"], bdm.get("volume_id")):
-            row = db_api.bdm_get(ctxt, bdm["id"])
+            row = db_api.bdm_read(ctxt, bdm["id"])
             if row.connection_info:
                 # Delivered twice (a redelivered cast) or already
                 # finished by the start-up reconciler: nothing to do.
@@ -168,8 +167,8 @@ class ComputeManager:
         (``detach_volume``, terminate, the reconciler rolling an
         interrupted detach forward); rpcapi never sends it.
         """
-        row = db_api.bdm_get_by_volume_and_instance(ctxt, volume_id,
-                                                    instance["uuid"])
+        row = db_api.bdm_read_by_volume_and_instance(ctxt, volume_id,
+                                                     instance["uuid"])
         driver_bdm = block_device.DriverVolumeBlockDevice(
             row, self._persist_bdm(ctxt, row.id))
         driver_bdm.detach(ctxt, instance, self.volume_api, self.driver,

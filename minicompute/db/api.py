@@ -107,6 +107,44 @@ def instance_get(ctxt, uuid):
     return instance
 
 
+_INSTANCES = models.Instance.__table__
+_INSTANCE_BY_UUID = sa.select(_INSTANCES).where(
+    _INSTANCES.c.uuid == sa.bindparam("b_uuid"), _INSTANCES.c.deleted == 0)
+_INSTANCE_BY_UUID_IN_PROJECT = _INSTANCE_BY_UUID.where(
+    _INSTANCES.c.project_id == sa.bindparam("b_project_id"))
+
+
+def _row_dict(row):
+    """:func:`to_dict` of a Core row of a whole table."""
+    out = {}
+    for key, value in row._mapping.items():
+        if isinstance(value, datetime.datetime):
+            value = value.isoformat()
+        out[key] = value
+    return out
+
+
+def instance_get_dict(ctxt, uuid):
+    """``to_dict(instance_get(ctxt, uuid))``, by one prebuilt Core select
+    and no ORM load: the compute host reloads the instance at the start
+    of every RPC it serves (issue 16).
+
+    :raises InstanceNotFound: as :func:`instance_get`.
+    """
+    params = {"b_uuid": uuid}
+    statement = _INSTANCE_BY_UUID
+    if not ctxt.is_admin:
+        statement = _INSTANCE_BY_UUID_IN_PROJECT
+        params["b_project_id"] = ctxt.project_id
+    with session.begin() as conn:
+        row = conn.execute(statement, params).one_or_none()
+    if row is None:
+        raise exception.InstanceNotFound(instance_id=uuid)
+    out = _row_dict(row)
+    out["name"] = "instance-%08x" % row.id
+    return out
+
+
 def instance_get_including_deleted(ctxt, uuid):
     """The instance ``uuid``, live or soft-deleted (project-scoped): instance
     actions stay readable after the server is deleted (nova 2.21+).
@@ -274,6 +312,46 @@ def bdm_get(ctxt, bdm_id):
     if bdm is None:
         raise exception.BDMNotFound(id=bdm_id)
     return bdm
+
+
+_BDM_BY_ID = sa.select(_BDMS).where(_BDMS.c.id == sa.bindparam("b_id"),
+                                     _BDMS.c.deleted == 0)
+_BDM_BY_VOLUME_AND_INSTANCE = (
+    sa.select(_BDMS)
+    .where(_BDMS.c.volume_id == sa.bindparam("b_volume_id"),
+           _BDMS.c.instance_uuid == sa.bindparam("b_instance_uuid"),
+           _BDMS.c.deleted == 0)
+    .order_by(_BDMS.c.id.desc()).limit(1))
+
+
+def bdm_read(ctxt, bdm_id):
+    """:func:`bdm_get` as a read-only Core row (the columns as
+    attributes), by one prebuilt select and no ORM load: the compute
+    host's attach (issue 16). Update it with :func:`bdm_update`.
+
+    :raises BDMNotFound:
+    """
+    with session.begin() as conn:
+        row = conn.execute(_BDM_BY_ID, {"b_id": bdm_id}).one_or_none()
+    if row is None:
+        raise exception.BDMNotFound(id=bdm_id)
+    return row
+
+
+def bdm_read_by_volume_and_instance(ctxt, volume_id, instance_uuid):
+    """:func:`bdm_get_by_volume_and_instance` as a read-only Core row
+    (the compute host's detach; issue 16).
+
+    :raises VolumeBDMNotFound:
+    """
+    with session.begin() as conn:
+        row = conn.execute(_BDM_BY_VOLUME_AND_INSTANCE, {
+            "b_volume_id": volume_id,
+            "b_instance_uuid": instance_uuid}).one_or_none()
+    if row is None:
+        raise exception.VolumeBDMNotFound(volume_id=volume_id,
+                                          instance_uuid=instance_uuid)
+    return row
 
 
 def bdm_get_by_uuid(ctxt, uuid):

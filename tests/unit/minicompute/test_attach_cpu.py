@@ -14,6 +14,7 @@ import pytest
 import requests
 import sqlalchemy as sa
 
+from minicompute import exception
 from minicompute.db import api as db_api
 from minicompute.volume import cinder
 from minicompute.virt.libvirt import driver as libvirt_driver
@@ -170,7 +171,16 @@ def test_still_used_scans_guests_only_for_multiattach(conf):
 
 _ENV_KEYS = ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "http_proxy",
              "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "no_proxy",
-             "NO_PROXY", "all_proxy", "ALL_PROXY")
+             "NO_PROXY", "all_proxy", "ALL_PROXY", "NETRC")
+
+
+@pytest.fixture
+def home(monkeypatch, tmp_path):
+    """An empty home (no netrc file) and no proxy or CA variables."""
+    for key in _ENV_KEYS:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    return tmp_path
 
 
 @pytest.mark.parametrize("env", [
@@ -178,11 +188,9 @@ _ENV_KEYS = ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "http_proxy",
     {"https_proxy": "http://proxy.invalid:3128"},
     {"no_proxy": "localhost", "HTTP_PROXY": "http://proxy.invalid:1"}])
 def test_cinder_http_session_merges_the_environment_as_requests(
-        monkeypatch, env):
+        monkeypatch, home, env):
     """The Cinder client's requests session reads the environment once,
     yet settles proxies and verify exactly as requests' own."""
-    for key in _ENV_KEYS:
-        monkeypatch.delenv(key, raising=False)
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     ours, theirs = cinder.http_session(), requests.Session()
@@ -194,17 +202,62 @@ def test_cinder_http_session_merges_the_environment_as_requests(
                                                   None)
 
 
-def test_cinder_http_session_does_not_scan_the_environment(monkeypatch):
-    """Without proxy variables no request scans os.environ for them
-    (requests' get_environ_proxies, per request, before)."""
-    for key in _ENV_KEYS:
-        monkeypatch.delenv(key, raising=False)
+def test_cinder_http_session_does_not_scan_the_environment(monkeypatch,
+                                                          home):
+    """Without proxy variables and netrc file, no request scans os.environ
+    for proxies or looks for ~/.netrc (requests' get_environ_proxies and
+    get_netrc_auth, per request, before)."""
     http = cinder.http_session()
 
     def scanned(*args, **kwargs):
-        raise AssertionError("the environment was scanned for proxies")
+        raise AssertionError("the environment was read per request")
 
     monkeypatch.setattr(requests.sessions, "get_environ_proxies", scanned)
+    monkeypatch.setattr(requests.sessions, "get_netrc_auth", scanned)
     settings = http.merge_environment_settings(
         "http://127.0.0.1:8776/v3/p", {}, None, True, None)
     assert settings["proxies"] == {} and settings["verify"] is True
+    prepared = http.prepare_request(requests.Request(
+        "GET", "http://127.0.0.1:8776/v3/p"))
+    assert "Authorization" not in prepared.headers
+
+
+def test_cinder_http_session_keeps_requests_netrc_handling(home):
+    """A netrc file in the home: requests' own handling stays on and
+    its credentials are sent, as before."""
+    (home / ".netrc").write_text(
+        "machine 127.0.0.1 login nova password secret\n")
+    (home / ".netrc").chmod(0o600)
+    http = cinder.http_session()
+    assert http.trust_env
+    prepared = http.prepare_request(requests.Request(
+        "GET", "http://127.0.0.1:8776/v3/p"))
+    assert prepared.headers["Authorization"].startswith("Basic ")
+
+
+def test_core_reads_match_the_orm_reads(ctxt, admin_ctxt, instance):
+    """The compute host's Core reads give what the ORM reads gave: the
+    instance's dict as it crosses RPC, the BDM's columns; the same
+    project scoping and not-found errors."""
+    assert db_api.instance_get_dict(ctxt, instance.uuid) == \
+        db_api.to_dict(db_api.instance_get(ctxt, instance.uuid))
+    assert db_api.instance_get_dict(admin_ctxt, instance.uuid)["name"] == \
+        "instance-%08x" % instance.id
+    other = context.RequestContext(user_id="u2", project_id="p2")
+    with pytest.raises(exception.InstanceNotFound):
+        db_api.instance_get_dict(other, instance.uuid)
+    bdm = db_api.bdm_create(ctxt, {
+        "instance_uuid": instance.uuid, "volume_id": "v1",
+        "device_name": "/dev/vdb", "connection_info": {"serial": "v1"}})
+    orm = db_api.bdm_get(ctxt, bdm.id)
+    for row in (db_api.bdm_read(ctxt, bdm.id),
+                db_api.bdm_read_by_volume_and_instance(ctxt, "v1",
+                                                       instance.uuid)):
+        assert {c.name: getattr(row, c.name)
+                for c in orm.__table__.columns} == \
+            {c.name: getattr(orm, c.name) for c in orm.__table__.columns}
+    db_api.bdm_destroy(ctxt, bdm.id)
+    with pytest.raises(exception.BDMNotFound):
+        db_api.bdm_read(ctxt, bdm.id)
+    with pytest.raises(exception.VolumeBDMNotFound):
+        db_api.bdm_read_by_volume_and_instance(ctxt, "v1", instance.uuid)
