@@ -151,11 +151,12 @@ class VolumeOperations:
         refused outright. Cinder's reservation is the final arbiter for
         races between two API workers.
         """
-        bdms = db_api.bdm_get_by_volume(ctxt.elevated(), volume["id"])
-        if any(b.instance_uuid == instance.uuid for b in bdms):
+        attached_to = db_api.bdm_instances_of_volume(ctxt.elevated(),
+                                                     volume["id"])
+        if instance.uuid in attached_to:
             raise exception.InvalidVolume(
                 reason="volume %s already attached" % volume["id"])
-        if bdms and not volume.get("multiattach"):
+        if attached_to and not volume.get("multiattach"):
             raise exception.InvalidVolume(
                 reason="volume %s is already attached to another instance"
                        % volume["id"])

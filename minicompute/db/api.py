@@ -388,6 +388,22 @@ def bdm_get_by_volume(ctxt, volume_id):
             models.BlockDeviceMapping.id).all()
 
 
+_BDM_INSTANCES_OF_VOLUME = (
+    sa.select(_BDMS.c.instance_uuid)
+    .where(_BDMS.c.volume_id == sa.bindparam("b_volume_id"),
+           _BDMS.c.deleted == 0)
+    .order_by(_BDMS.c.id))
+
+
+def bdm_instances_of_volume(ctxt, volume_id):
+    """The instance uuid of every live BDM of ``volume_id``, in BDM id
+    order: what the API's already-attached check reads of
+    :func:`bdm_get_by_volume`, by one Core select (issue 16)."""
+    with session.begin() as conn:
+        return list(conn.execute(_BDM_INSTANCES_OF_VOLUME,
+                                 {"b_volume_id": volume_id}).scalars())
+
+
 def bdm_get_all_by_instance(ctxt, instance_uuid):
     """Every live BDM of ``instance_uuid``, in creation order."""
     with _scope() as session:

@@ -261,3 +261,23 @@ def test_core_reads_match_the_orm_reads(ctxt, admin_ctxt, instance):
         db_api.bdm_read(ctxt, bdm.id)
     with pytest.raises(exception.VolumeBDMNotFound):
         db_api.bdm_read_by_volume_and_instance(ctxt, "v1", instance.uuid)
+
+
+def test_instances_of_volume_match_its_bdms(ctxt, instance):
+    """The API's already-attached check reads the instance uuids of the
+    volume's live BDMs, as bdm_get_by_volume lists them."""
+    assert db_api.bdm_instances_of_volume(ctxt, "v1") == []
+    other, third = (db_api.instance_create(ctxt, {"display_name": name})
+                    for name in ("other", "third"))
+    first = db_api.bdm_create(ctxt, {"instance_uuid": instance.uuid,
+                                     "volume_id": "v1"})
+    db_api.bdm_create(ctxt, {"instance_uuid": other.uuid,
+                             "volume_id": "v1"})
+    db_api.bdm_create(ctxt, {"instance_uuid": third.uuid,
+                             "volume_id": "v2"})
+    db_api.bdm_destroy(ctxt, first.id)
+    db_api.bdm_create(ctxt, {"instance_uuid": instance.uuid,
+                             "volume_id": "v1"})
+    assert db_api.bdm_instances_of_volume(ctxt, "v1") == [
+        b.instance_uuid for b in db_api.bdm_get_by_volume(ctxt, "v1")] == [
+        other.uuid, instance.uuid]
