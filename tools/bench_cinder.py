@@ -59,7 +59,7 @@ STEPS = ("create", "update (connector)", "complete", "delete",
          "whole handshake")
 
 
-def start_daemon(volume_group, connection=None, workers=1):
+def start_daemon(volume_group, connection=None, workers=1, threads=8):
     """A private minicinder on a free port; returns (url, process, its
     temporary directory with config, log and, by default, database)."""
     port = upstream.free_port()
@@ -72,10 +72,11 @@ def start_daemon(volume_group, connection=None, workers=1):
                      "osapi_volume_listen_port = %d\nvolume_group = %s\n"
                      "host = bench-%s\nlog_file = %s/minicinder.log\n"
                      "osapi_volume_workers = %d\n"
+                     "osapi_volume_threads = %d\n"
                      "[oslo_concurrency]\nlock_path = %s/lock\n"
                      "[database]\nconnection = %s\n"
                      % (port, volume_group, uuid.uuid4().hex[:6], tmp,
-                        workers, tmp, connection))
+                        workers, threads, tmp, connection))
     binary = os.path.join(os.path.dirname(sys.executable), "minicinder")
     proc = subprocess.Popen([binary, "--config-file", conf],
                             start_new_session=True)
@@ -242,7 +243,7 @@ def minicinder_target(args):
         connection, drop = lab_database(args.lab_database_driver)
     try:
         url, proc, tmp = start_daemon(args.volume_group, connection,
-                                      args.api_workers)
+                                      args.api_workers, args.api_threads)
     except BaseException:
         if drop:
             drop()
@@ -299,6 +300,9 @@ def main():
     parser.add_argument("--api-workers", type=int, default=os.cpu_count(),
                         help="the private one's osapi_volume_workers (API "
                         "processes; default: the CPU count, as upstream's)")
+    parser.add_argument("--api-threads", type=int, default=8,
+                        help="the private one's osapi_volume_threads (WSGI "
+                        "threads per API process)")
     parser.add_argument("--upstream", action="store_true",
                         help="measure upstream cinder %s too" %
                         upstream.VERSION)
