@@ -84,11 +84,16 @@ class CinderService(service.Service):
                 threads=self.conf.osapi_volume_threads, ident="minicinder",
                 after_fork=self._after_fork, before_exit=self.stop)
             workers.start()
-        self.manager.init_host()
-        self.manager.start_export_check(self.conf.export_check_interval,
-                                        stop_event)
-        self.service_record.start_heartbeat(self.conf.report_interval,
-                                            stop_event)
+        try:
+            self.manager.init_host()
+            self.manager.start_export_check(
+                self.conf.export_check_interval, stop_event)
+            self.service_record.start_heartbeat(self.conf.report_interval,
+                                                stop_event)
+        except BaseException:
+            if workers is not None:
+                workers.stop()   # they never served
+            raise
         if workers is not None:
             workers.ready()
             workers.wait(stop_event)

@@ -83,3 +83,14 @@ def test_a_name_cannot_leave_the_directory(lock_files):
     with locks.lock("../../escape"):
         pass
     assert sorted(p.name for p in lock_files.iterdir()) == [".._.._escape"]
+
+
+def test_several_api_workers_need_the_lvm_driver():
+    """The fake driver keeps its volumes in one process's memory."""
+    from minicinder import service
+    from ministack import exception as ms_exception
+    from tests.unit.minicinder.inprocess import make_conf
+    conf = make_conf(osapi_volume_workers=2)
+    with pytest.raises(ms_exception.ConfigError) as err:
+        service.build(conf)
+    assert "volume_driver = lvm" in err.value.format_message()
