@@ -7,6 +7,7 @@ as one line before exiting 1.
 """
 
 import logging
+import os
 
 from minicinder import conf as cinder_conf
 from minicinder.api import app as api_app
@@ -134,7 +135,9 @@ def build(conf):
     database.upgrade()
     driver = make_driver(conf)
     if conf.osapi_volume_workers > 1:
-        volume_locks.use_lock_files(cinder_conf.lock_path(conf))
+        lock_path = cinder_conf.lock_path(conf)
+        volume_locks.use_lock_files(lock_path)
+        driver.share_state(os.path.join(lock_path, "shared"))
     if not conf.nova.endpoint:
         LOG.warning("[nova] endpoint is not set: Nova cannot be asked, so "
                     "only a service may detach an instance's attached "

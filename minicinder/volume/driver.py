@@ -83,6 +83,12 @@ class VolumeDriver(abc.ABC):
     def check_for_setup_error(self):
         """Raise a ConfigError / MissingTool naming what is missing."""
 
+    def share_state(self, path):
+        """Several processes drive this backend (API workers): what one
+        learns and others may reuse goes in directory ``path`` (root
+        only). Nothing by default."""
+        return None
+
     @abc.abstractmethod
     def create_volume(self, volume):
         """Create the block device for ``volume`` (size in GiB).

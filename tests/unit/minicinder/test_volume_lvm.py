@@ -251,3 +251,41 @@ def test_driver_moves_an_lv_that_cannot_grow_in_place():
         ("clear_volume", "volume-a.old"),
         ("delete_volume", "volume-a.old"),
     ]
+
+
+def test_api_workers_share_the_device_cache(tmp_path, monkeypatch):
+    """A volume made by one API worker is connected by another without
+    ``lvs``/``pvs``: the device it found is shared (checked against sysfs
+    before use, like its own cache), and forgotten with the volume."""
+    from minicinder.volume import lvm_driver
+    from tests.unit.minicinder.inprocess import make_conf
+    sysfs = {"/dev/loop9": ("/dev/loop0", "1048576", "1073741824")}
+    monkeypatch.setattr(lvm_driver, "_identity", sysfs.get)
+    workers = []
+    for _ in range(2):
+        drv = lvm_driver.LVMTgtDriver(make_conf(volume_driver="lvm"),
+                                      execute=FakeExecute())
+        drv.vg = RecordingVG()
+        drv._remove_target = lambda volume: None
+        drv.share_state(str(tmp_path / "shared"))
+        workers.append(drv)
+    one, other = workers
+    assert one._device("volume-a") == "/dev/loop9"
+    assert other._device("volume-a") == "/dev/loop9"
+    assert other.vg.calls == []   # no look-up: the shared entry
+    # The loop now maps something else: the entry is not trusted.
+    sysfs["/dev/loop9"] = ("/dev/loop0", "0", "1073741824")
+    workers[1] = lvm_driver.LVMTgtDriver(make_conf(volume_driver="lvm"),
+                                         execute=FakeExecute())
+    fresh = workers[1]
+    fresh.vg = RecordingVG()
+    fresh.share_state(str(tmp_path / "shared"))
+    assert fresh._device("volume-a") == "/dev/loop9"
+    assert fresh.vg.calls == [("get_device_path", "volume-a")]
+    # Deleting the volume forgets it everywhere.
+    fresh.vg.volume_exists = lambda name: False
+    fresh._remove_target = lambda volume: None
+    from minicinder.volume import driver as volume_driver
+    fresh.delete_volume(volume_driver.VolumeRef(id="a", size=1))
+    assert not (tmp_path / "shared" / "volume-a").exists()
+    assert oct((tmp_path / "shared").stat().st_mode & 0o777) == "0o700"
