@@ -125,6 +125,7 @@ class _Writer:
         self._queue = queue.Queue()
         self._lock = threading.Lock()
         self._pid = None
+        self._engine_pid = os.getpid()
         _WRITERS.add(self)
 
     def put(self, values):
@@ -136,6 +137,13 @@ class _Writer:
         with self._lock:
             if self._pid == os.getpid():
                 return
+            if self._engine_pid != os.getpid():
+                # A forked child (minicinder's API workers): the pooled
+                # connections are the parent's sockets (the table check
+                # at start-up left one); a child writing on one would
+                # interleave with its siblings. Forget them, unclosed.
+                self._engine.dispose(close=False)
+                self._engine_pid = os.getpid()
             self._queue = queue.Queue()
             threading.Thread(target=self._run, name="osprofiler-writer",
                              daemon=True).start()

@@ -61,3 +61,34 @@ def test_a_failing_store_is_logged_and_dropped(tmp_path, caplog):
     driver.notify(_info("base-3", 0))  # no exception into the caller
     assert storage.flush(timeout=10)
     assert "Cannot store 1 osprofiler trace points" in caplog.text
+
+
+def test_a_forked_child_does_not_write_on_the_parents_connection(tmp_path):
+    """The table check at start-up leaves a pooled connection; a forked
+    API worker must open its own, not share the parent's socket."""
+    import os
+    url = "sqlite:///%s" % (tmp_path / "osprofiler.sqlite")
+    driver = storage.SQLAlchemyDriver(url, project="cinder",
+                                      service="cinder-api", host="lab")
+    with driver._engine.connect() as conn:
+        parents = conn.connection.dbapi_connection
+    out, back = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            driver.notify(_info("base-child", 0))
+            assert storage.flush(timeout=10)
+            with driver._engine.connect() as conn:
+                mine = conn.connection.dbapi_connection
+            os.write(back, b"shared" if mine is parents else b"own")
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(back)
+    answer = os.read(out, 10)
+    os.close(out)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert answer == b"own"
+    assert _rows(url, "base-child") == ["t-0"]
