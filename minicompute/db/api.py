@@ -61,15 +61,18 @@ def to_dict(row):
     This is the primitive that crosses RPC (``instance`` and ``bdm``
     arguments of ``minicompute.rpcapi``); instances also carry ``name``.
     """
-    out = {}
-    for column in row.__table__.columns:
-        value = getattr(row, column.name)
-        if isinstance(value, datetime.datetime):
-            value = value.isoformat()
-        out[column.name] = value
+    out = _json_friendly((column.name, getattr(row, column.name))
+                         for column in row.__table__.columns)
     if isinstance(row, models.Instance):
         out["name"] = row.name
     return out
+
+
+def _json_friendly(items):
+    """``{name: value}`` of ``items`` with datetimes as ISO strings."""
+    return {name: value.isoformat()
+            if isinstance(value, datetime.datetime) else value
+            for name, value in items}
 
 
 # --- instances -------------------------------------------------------------
@@ -114,16 +117,6 @@ _INSTANCE_BY_UUID_IN_PROJECT = _INSTANCE_BY_UUID.where(
     _INSTANCES.c.project_id == sa.bindparam("b_project_id"))
 
 
-def _row_dict(row):
-    """:func:`to_dict` of a Core row of a whole table."""
-    out = {}
-    for key, value in row._mapping.items():
-        if isinstance(value, datetime.datetime):
-            value = value.isoformat()
-        out[key] = value
-    return out
-
-
 def instance_get_dict(ctxt, uuid):
     """``to_dict(instance_get(ctxt, uuid))``, by one prebuilt Core select
     and no ORM load: the compute host reloads the instance at the start
@@ -140,8 +133,8 @@ def instance_get_dict(ctxt, uuid):
         row = conn.execute(statement, params).one_or_none()
     if row is None:
         raise exception.InstanceNotFound(instance_id=uuid)
-    out = _row_dict(row)
-    out["name"] = "instance-%08x" % row.id
+    out = _json_friendly(row._mapping.items())
+    out["name"] = models.instance_name(row.id)
     return out
 
 

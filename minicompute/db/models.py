@@ -140,7 +140,12 @@ class Instance(Base, NovaBase):
 
     @property
     def name(self):
-        return "instance-%08x" % self.id
+        return instance_name(self.id)
+
+
+def instance_name(instance_id):
+    """An instance's ``name`` (its libvirt domain) from its id."""
+    return "instance-%08x" % instance_id
 
 
 class BlockDeviceMapping(Base, NovaBase):
