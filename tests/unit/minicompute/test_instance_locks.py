@@ -9,7 +9,6 @@ absence) that the old single instance lock could not give.
 """
 
 import threading
-import time
 
 import pytest
 
@@ -65,10 +64,10 @@ def test_exclusive_waits_for_shared_and_blocks_new_shared():
     w = _thread(writer)
     assert writer_waiting.wait(WAIT)
     # Negative assertion: give the writer time to (wrongly) get in.
-    time.sleep(0.1)
-    assert order == ["r1"]
+    w.join(0.1)
+    assert w.is_alive() and order == ["r1"]
     r2 = _thread(reader, "r2")   # arrives while the writer waits
-    time.sleep(0.1)
+    r2.join(0.1)
     assert order == ["r1"], "a new shared holder overtook a waiting writer"
     release.set()
     for t in (r1, w, r2):
@@ -172,7 +171,8 @@ def test_terminate_waits_for_an_attach_in_flight(ctxt, stack, server,
     db_api.action_start(ctxt, server["uuid"], "delete")
     terminate = _thread(svc.manager.terminate_instance, ctxt, server)
     # Negative assertion: the terminate must still be waiting.
-    time.sleep(0.2)
+    terminate.join(0.2)
+    assert terminate.is_alive()
     assert ("destroy", server["uuid"]) not in driver.calls
     held_attach["release"].set()
     attach.join(WAIT)
@@ -208,7 +208,8 @@ def test_reserve_waits_for_a_detach_of_the_same_volume(ctxt, stack, server):
     other = svc.manager.reserve_block_device_name(ctxt, server, None, "v2")
     assert other["device_name"] == "/dev/vdc"   # not held up
     # Negative assertion: the same volume's reserve must still wait.
-    time.sleep(0.1)
+    reserve.join(0.1)
+    assert reserve.is_alive()
     assert names == []
     release.set()
     detach.join(WAIT)
