@@ -7,7 +7,6 @@ Statement lists, never timings: each entry is the statement's verb and
 table, in order.
 """
 
-import contextlib
 import re
 
 import pytest
@@ -19,26 +18,31 @@ from minicompute.db import api as db_api
 from minicompute.volume import cinder
 from minicompute.virt.libvirt import driver as libvirt_driver
 from ministack import context
+from tests.support import sql_statements
 from tests.unit.minicompute.manager_flow import action_events
 
 _TABLE = re.compile(r"\b(?:FROM|INTO|UPDATE)\s+(\w+)", re.IGNORECASE)
 
 
-@contextlib.contextmanager
-def statements(engine):
-    """``[(verb, table)]`` of every statement ``engine`` runs in the
-    block (every thread: the manager's RPC executor runs the attach)."""
-    seen = []
+# The host's statements for an attach, and the same for a detach: the
+# instance, the event's start (the request's action, the event, the
+# action's updated_at), the BDM, its write, the event's finish.
+HOST_STATEMENTS = [
+    ("SELECT", "instances"),
+    ("SELECT", "instance_actions"),
+    ("INSERT", "instance_actions_events"),
+    ("UPDATE", "instance_actions"),
+    ("SELECT", "block_device_mapping"),
+    ("UPDATE", "block_device_mapping"),
+    ("UPDATE", "instance_actions_events"),
+    ("UPDATE", "instance_actions"),
+]
 
-    def record(conn, cursor, statement, *args):
-        seen.append((statement.split(None, 1)[0].upper(),
-                     _TABLE.search(statement).group(1)))
 
-    sa.event.listen(engine, "before_cursor_execute", record)
-    try:
-        yield seen
-    finally:
-        sa.event.remove(engine, "before_cursor_execute", record)
+def verbs_and_tables(seen):
+    """``[(verb, table)]`` of recorded statements."""
+    return [(statement.split(None, 1)[0].upper(),
+             _TABLE.search(statement).group(1)) for statement in seen]
 
 
 def test_attach_and_detach_statements(ctxt, stack, server, nova_db):
@@ -56,36 +60,18 @@ def test_attach_and_detach_statements(ctxt, stack, server, nova_db):
     bdm = db_api.to_dict(db_api.bdm_update(ctxt, bdm["id"], {
         "attachment_id": att["id"]}))
     db_api.action_start(ctxt, server["uuid"], "attach_volume")
-    with statements(nova_db) as attach:
+    with sql_statements.recorded_on([nova_db]) as attach:
         client.attach_volume(ctxt, server, bdm)
     assert volume_api.status(vid) == "in-use"
-    assert attach == [
-        ("SELECT", "instances"),
-        ("SELECT", "instance_actions"),
-        ("INSERT", "instance_actions_events"),
-        ("UPDATE", "instance_actions"),
-        ("SELECT", "block_device_mapping"),
-        ("UPDATE", "block_device_mapping"),
-        ("UPDATE", "instance_actions_events"),
-        ("UPDATE", "instance_actions"),
-    ]
+    assert verbs_and_tables(attach) == HOST_STATEMENTS
 
     volume_api.begin_detaching(ctxt, vid)
     dctxt = context.RequestContext(user_id="u1", project_id="p1")
     db_api.action_start(dctxt, server["uuid"], "detach_volume")
-    with statements(nova_db) as detach:
+    with sql_statements.recorded_on([nova_db]) as detach:
         client.detach_volume(dctxt, server, vid, bdm["attachment_id"])
     assert volume_api.status(vid) == "available"
-    assert detach == [
-        ("SELECT", "instances"),
-        ("SELECT", "instance_actions"),
-        ("INSERT", "instance_actions_events"),
-        ("UPDATE", "instance_actions"),
-        ("SELECT", "block_device_mapping"),
-        ("UPDATE", "block_device_mapping"),
-        ("UPDATE", "instance_actions_events"),
-        ("UPDATE", "instance_actions"),
-    ]
+    assert verbs_and_tables(detach) == HOST_STATEMENTS
     # What the statements wrote reads back as before.
     events = {e.event: e for e in action_events(ctxt, server)}
     for name in ("compute_attach_volume", "compute_detach_volume"):
