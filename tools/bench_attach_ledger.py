@@ -11,6 +11,7 @@ import os
 import libvirt
 import sqlalchemy as sa
 
+import bench_cinder_load as load
 import journey
 from minicinder.volume import lvm
 from minicinder.volume import tgt
@@ -73,19 +74,11 @@ def leak_snapshot(bench, vg):
         if pid is None or not os.path.exists("/proc/%d" % pid):
             continue
         # minicinder's API worker processes, each on its own line.
-        for n, member in enumerate([pid] + _children(pid)):
+        for n, member in enumerate(load.process_tree(pid)):
             name = daemon if not n else "%s worker %d" % (daemon, n)
             snap["fds %s" % name] = len(os.listdir("/proc/%d/fd" % member))
             snap["RSS KiB %s" % name] = _rss_kib(member)
     return snap
-
-
-def _children(pid):
-    try:
-        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
-            return sorted(int(child) for child in f.read().split())
-    except OSError:
-        return []
 
 
 def our_residue(bench, vg, run):

@@ -28,6 +28,7 @@ import uuid
 import pytest
 
 from minicinder.volume import tgt
+from tests.support import processes
 from tests.support import waiting
 from tests.tempest_style import waiters
 
@@ -240,12 +241,6 @@ def test_tgt_adapter_refuses_a_planted_target_line(victim_volume):
     assert target_of(victim["target_iqn"])["acls"] == [VICTIM_IQN]
 
 
-def _process_tree(pid):
-    """``pid`` and its child processes (minicinder's API workers)."""
-    with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
-        return [pid] + [int(child) for child in f.read().split()]
-
-
 def _traced_by(pid, tracer):
     """Whether every thread of ``pid`` is traced by ``tracer`` (its
     ``TracerPid`` in /proc); an exited tracer fails at once."""
@@ -273,7 +268,8 @@ def test_chap_password_never_in_argv(demo_volumes, cleanup):
     Its API worker processes (``osapi_volume_workers``) are traced too:
     the export is made by whichever serves the request."""
     with open(os.path.join(STATUS_DIR, "minicinder.child.pid")) as f:
-        pids = _process_tree(int(f.read()))
+        pid = int(f.read())
+    pids = [pid] + processes.children(pid)
     volume_id = make_volume(demo_volumes, cleanup, "argv")
     trace = os.path.join("/tmp", "ministack-argv-%s.strace" % volume_id)
     tracer = subprocess.Popen(

@@ -14,6 +14,7 @@ import pytest
 
 
 from tests.functional.minicinder.test_handshake import connector
+from tests.support import processes
 from tests.support import waiting
 from tests.support.minicinder_daemon import NOVA
 from tests.support.minicinder_daemon import Daemon
@@ -21,11 +22,6 @@ from tests.support.minicinder_daemon import Raw
 from tests.support.minicinder_daemon import force_cleanup
 from tests.support.minicinder_daemon import iscsi_inq
 from tests.support.minicinder_daemon import target_names
-
-
-def _children(pid):
-    with open("/proc/%d/task/%d/children" % (pid, pid)) as handle:
-        return [int(child) for child in handle.read().split()]
 
 
 @pytest.fixture
@@ -82,7 +78,7 @@ def _handshake(raw, volume_id, initiator):
 def test_two_workers_serve_and_the_parent_does_not(workers_daemon,
                                                    workers_raw,
                                                    make_volumes):
-    workers = _children(workers_daemon.proc.pid)
+    workers = processes.children(workers_daemon.proc.pid)
     assert len(workers) == 2
     [volume_id] = make_volumes(1)
     for _ in range(40):
@@ -156,20 +152,11 @@ def test_a_dead_worker_stops_the_daemon(tmp_path, volume_group):
     d = Daemon(tmp_path, volume_group, osapi_volume_workers="2")
     d.start()
     try:
-        victim, survivor = _children(d.proc.pid)
+        victim, survivor = processes.children(d.proc.pid)
         os.kill(victim, signal.SIGKILL)
         assert d.proc.wait(timeout=60) == 1
         waiting.wait_for("the other worker to stop",
-                         lambda: not os.path.exists("/proc/%d" % survivor)
-                         or _is_zombie(survivor), timeout=60)
+                         lambda: processes.gone(survivor), timeout=60)
         assert "API worker %d exited (signal SIGKILL)" % victim in d.log()
     finally:
         d.stop()
-
-
-def _is_zombie(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except FileNotFoundError:
-        return True

@@ -13,6 +13,7 @@ import threading
 import pytest
 
 from ministack import workers as ms_workers
+from tests.support import processes
 from tests.support import waiting
 
 
@@ -146,12 +147,4 @@ def test_workers_stop_when_the_parent_is_killed(tmp_path):
     for pid in pids:
         # Re-parented to init (or a subreaper): poll /proc until gone.
         waiting.wait_for("worker %d to stop" % pid,
-                         lambda pid=pid: _gone(pid), timeout=30)
-
-
-def _gone(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except FileNotFoundError:
-        return True
+                         lambda pid=pid: processes.gone(pid), timeout=30)
