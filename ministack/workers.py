@@ -93,6 +93,7 @@ class WorkerProcesses:
                                   if t is not threading.current_thread()))
         self._socket = listen(self.host, self.port)
         go_read, self._go = os.pipe()
+        parent = os.getpid()
         # Blocked until a worker has its own handlers: a SIGTERM right
         # after the fork would otherwise kill it without its clean-up.
         signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
@@ -103,7 +104,7 @@ class WorkerProcesses:
                     os.close(self._go)
                     code = 1
                     try:
-                        code = self._work(index, go_read)
+                        code = self._work(index, go_read, parent)
                     except BaseException:
                         LOG.exception("API worker %d failed", index)
                     finally:
@@ -166,7 +167,7 @@ class WorkerProcesses:
 
     # --- a worker ---
 
-    def _work(self, index, go_read):
+    def _work(self, index, go_read, parent):
         stop_event = threading.Event()
 
         def _on_signal(_signum, _frame):
@@ -174,7 +175,6 @@ class WorkerProcesses:
         for signum in _STOP_SIGNALS:
             signal.signal(signum, _on_signal)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
-        parent = os.getppid()
         _terminate_with_parent()
         if self.after_fork is not None:
             self.after_fork()
@@ -189,17 +189,10 @@ class WorkerProcesses:
     def _serve(self, index, go_read, parent, stop_event):
         os.read(go_read, 1)   # EOF: the parent is ready (or gone)
         os.close(go_read)
+        # A parent gone before prctl took effect sent no signal (its pid
+        # is the one before the fork: getppid() now would name init).
         if stop_event.is_set() or os.getppid() != parent:
             return
-
-        def _orphaned():
-            while not stop_event.wait(1):
-                if os.getppid() != parent:
-                    LOG.error("API worker %d: the parent %d is gone; "
-                              "stopping", os.getpid(), parent)
-                    stop_event.set()
-        threading.Thread(target=_orphaned, daemon=True,
-                         name="parent-watch").start()
         LOG.info("API worker %d (pid %d) serving", index, os.getpid())
         wsgi.serve(self.app, self.host, self.port, threads=self.threads,
                    stop_event=stop_event, ident=self.ident,
@@ -209,13 +202,12 @@ class WorkerProcesses:
 def _terminate_with_parent():
     """Ask Linux for SIGTERM when the parent dies (``PR_SET_PDEATHSIG``):
     a parent killed with SIGKILL must not leave workers holding its port
-    while the supervisor starts a new daemon (the parent watch, once a
-    second, is the fallback where prctl is missing)."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
+    while the supervisor starts a new daemon."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0) != 0:
+        LOG.warning("API worker %d: prctl(PR_SET_PDEATHSIG) failed (%s); "
+                    "it will outlive a killed parent", os.getpid(),
+                    os.strerror(ctypes.get_errno()))
 
 
 def _signal(pid, signum):
