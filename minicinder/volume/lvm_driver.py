@@ -333,6 +333,8 @@ class LVMTgtDriver(driver.VolumeDriver):
             return (entry["path"], tuple(identity)
                     if isinstance(identity, list) else identity)
         except (OSError, ValueError, KeyError, TypeError):
+            # No entry (the usual case) or a damaged one: only a cache
+            # miss, the device is looked up through LVM.
             return None
 
     def _share_device(self, name, path, identity):
