@@ -79,7 +79,9 @@ def compute(engine, admin_ctxt, _rpc_server):
     """The fake compute manager on fake:/ as host1, heartbeat up."""
     _rpc_server.reset()
     db_api.service_heartbeat(admin_ctxt, HOST, "nova-compute", "compute")
-    return _rpc_server
+    yield _rpc_server
+    # Before ``engine`` is disposed: no reservation may still be writing.
+    assert _rpc_server.wait_idle(), "a reservation is still running"
 
 
 @pytest.fixture

@@ -23,7 +23,18 @@ class FakeComputeManager:
 
     def __init__(self, host):
         self.host = host
+        self._in_flight = 0
+        self._idle = threading.Condition()
         self.reset()
+
+    def wait_idle(self, timeout=15):
+        """Let a delayed reservation go and wait until none runs: one
+        still writing its BDM when the test's in-memory database is
+        disposed would use a closed SQLite connection (a segfault)."""
+        if self.delay_reserve is not None:
+            self.delay_reserve.set()
+        with self._idle:
+            return self._idle.wait_for(lambda: not self._in_flight, timeout)
 
     def reset(self):
         self.casts = []
@@ -34,6 +45,18 @@ class FakeComputeManager:
     def reserve_block_device_name(self, ctxt, instance, device, volume_id,
                                   disk_bus=None, device_type=None, tag=None,
                                   multiattach=False):
+        with self._idle:
+            self._in_flight += 1
+        try:
+            return self._reserve(ctxt, instance, volume_id, disk_bus,
+                                 device_type, tag)
+        finally:
+            with self._idle:
+                self._in_flight -= 1
+                self._idle.notify_all()
+
+    def _reserve(self, ctxt, instance, volume_id, disk_bus, device_type,
+                 tag):
         if self.delay_reserve is not None:
             self.delay_reserve.wait(10)
         if self.fail_reserve is not None:
