@@ -15,7 +15,10 @@ even ``GET``), and to some malformed login bodies on ``POST
 /v3/auth/tokens`` (an application credential's ``user.domain`` as a
 string, ``user.id`` as an object, lists for names). Those get keystone's
 own 400 instead; every well-formed body reaches keystone untouched
-(README, "Deviations").
+(README, "Deviations"). It answers the same 400 to a ``Host`` header
+whose name IDNA cannot encode (a label over 63 characters): werkzeug
+raises BadHost when keystone builds a URL adapter, and keystone let that
+escape as a 500 on every route.
 """
 
 import io
@@ -127,19 +130,50 @@ def problem(body):
     return None
 
 
+def host_problem(environ):
+    """Why werkzeug would refuse the request's host name, or None.
+
+    werkzeug encodes the name (the port cut off) to IDNA when keystone
+    binds its URL map; a name it cannot encode, such as a label longer
+    than 63 characters, raised BadHost in keystone's error handler."""
+    from werkzeug.wsgi import get_host
+    try:
+        host = get_host(environ)
+    except Exception:   # werkzeug's own refusal (an untrusted host)
+        return None     # keystone answers that one itself
+    name = host.lower().partition(":")[0]
+    try:
+        name.encode("idna")
+    except UnicodeError:
+        return "Invalid Host header."
+    return None
+
+
+def _bad_request(start_response, reason):
+    data = json.dumps({"error": {
+        "code": 400, "title": "Bad Request", "message": reason}}).encode()
+    start_response("400 Bad Request", [
+        ("Content-Type", "application/json"),
+        ("Content-Length", str(len(data)))])
+    return [data]
+
+
 def _is_login(environ):
     return environ.get("REQUEST_METHOD") == "POST" and environ.get(
         "PATH_INFO", "").rstrip("/") == "/v3/auth/tokens"
 
 
 class AuthBodyCheck:
-    """400 in keystone's error shape for the bodies keystone 500s on."""
+    """400 in keystone's error shape for the requests keystone 500s on."""
 
     def __init__(self, app, utf8mb3=False):
         self.app = app
         self.utf8mb3 = utf8mb3
 
     def __call__(self, environ, start_response):
+        reason = host_problem(environ)
+        if reason:
+            return _bad_request(start_response, reason)
         try:
             length = int(environ.get("CONTENT_LENGTH") or 0)
         except ValueError:
@@ -150,13 +184,7 @@ class AuthBodyCheck:
             reason = problem(body) if _is_login(environ) \
                 else body_problem(body, self.utf8mb3)
             if reason:
-                data = json.dumps({"error": {
-                    "code": 400, "title": "Bad Request",
-                    "message": reason}}).encode()
-                start_response("400 Bad Request", [
-                    ("Content-Type", "application/json"),
-                    ("Content-Length", str(len(data)))])
-                return [data]
+                return _bad_request(start_response, reason)
         return self.app(environ, start_response)
 
 
