@@ -20,6 +20,10 @@ then ``keystonecontext`` (``NovaKeystoneContext``,
 * :func:`is_public` says which requests skip both: version discovery
   (``GET /``, ``GET /v2.1``, ``GET /v3/``), which upstream's paste
   pipelines route around auth_token;
+* :class:`AuthProtocol` is that middleware asking keystone once for a
+  token that many requests bring at once (the rest wait for its
+  answer): a burst of 32 attaches with one token, its cache entry just
+  expired, made auth_token validate it up to 32 times in each process;
 * :func:`malformed_token` names a token no keystone could have issued
   (too long, or not printable ASCII): it gets auth_token's 401 without
   a trip to keystone. Passed on, a 20000-byte token overflows keystone's
@@ -30,6 +34,7 @@ then ``keystonecontext`` (``NovaKeystoneContext``,
 """
 
 import re
+import threading
 
 from keystonemiddleware import auth_token
 
@@ -81,6 +86,44 @@ def is_public(environ):
         bool(PUBLIC_PATH_RE.match(environ.get("PATH_INFO", "")))
 
 
+class AuthProtocol(auth_token.AuthProtocol):
+    """auth_token, with one validation in flight per token.
+
+    keystonemiddleware checks its cache, and on a miss asks keystone and
+    fills the cache; requests that carry the same uncached token at the
+    same moment each ask. Here the first asks and the others wait for it,
+    then read the cache it filled. A refused token is not cached, so each
+    waiter then asks for itself, as before: only a valid token's burst is
+    folded into one call. Everything auth_token answers is unchanged.
+    """
+
+    #: How long a waiter trusts the first caller before asking itself.
+    WAIT_SECONDS = 60
+    _new_flight = threading.Event
+
+    def __init__(self, app, conf):
+        super().__init__(app, conf)
+        self._flights = {}      # (token, allow_expired) -> Event
+        self._flights_lock = threading.Lock()
+
+    def fetch_token(self, token, allow_expired=False):
+        key = (token, allow_expired)
+        with self._flights_lock:
+            flight = self._flights.get(key)
+            first = flight is None
+            if first:
+                flight = self._flights[key] = self._new_flight()
+        if not first:
+            flight.wait(self.WAIT_SECONDS)
+            return super().fetch_token(token, allow_expired=allow_expired)
+        try:
+            return super().fetch_token(token, allow_expired=allow_expired)
+        finally:
+            with self._flights_lock:
+                del self._flights[key]
+            flight.set()
+
+
 def auth_protocol(app, conf):
     """keystonemiddleware's auth_token around ``app``, configured from
     ``conf``'s ``[keystone_authtoken]`` (registered there if needed).
@@ -89,7 +132,7 @@ def auth_protocol(app, conf):
         middleware could not authenticate itself to keystone, and every
         request would fail).
     """
-    protocol = auth_token.AuthProtocol(app, {"oslo_config_config": conf})
+    protocol = AuthProtocol(app, {"oslo_config_config": conf})
     if not conf[GROUP].auth_type:
         raise exception.ConfigError(
             reason="auth_strategy = keystone needs [%s] auth_type "
