@@ -44,6 +44,25 @@ def cpu_seconds_lines(summary):
     return lines
 
 
+def round_lines(rounds):
+    """Each round's four walls and its own attach-all ratio, when there
+    was more than one round (the verdict is on the medians)."""
+    if len(rounds) < 2:
+        return []
+    lines = []
+    for number, walls in enumerate(rounds, 1):
+        floor = walls.get("floor")
+        line = "round %d: stack attach all %.1f s, detach all %.1f s" % (
+            number, walls["attach_wall"], walls["detach_wall"])
+        if floor:
+            line += "; floor %.1f s, %.1f s; ratios %.2fx, %.2fx" % (
+                floor["attach_wall"], floor["detach_wall"],
+                walls["attach_wall"] / floor["attach_wall"],
+                walls["detach_wall"] / floor["detach_wall"])
+        lines.append(line)
+    return lines
+
+
 def concurrency_floor_lines(conc, target=CONCURRENCY_TARGET):
     """The concurrent floor's walls next to the stack's, and the ratios
     stack / floor against ``target`` (errors on either side: NOT met)."""
@@ -53,6 +72,7 @@ def concurrency_floor_lines(conc, target=CONCURRENCY_TARGET):
     if not floor:
         return []
     lines = []
+    walls = "median walls" if len(conc.get("rounds") or []) > 1 else "walls"
     for what in ("attach", "detach"):
         lines.append("floor %s all (by hand, %dx%d): %.1f s wall, %d errors"
                      % (what, floor["g"], floor["v"], floor[what + "_wall"],
@@ -62,9 +82,10 @@ def concurrency_floor_lines(conc, target=CONCURRENCY_TARGET):
         errors = conc[what + "_errors"] + floor[what + "_errors"]
         ratio = stack_wall / floor_wall if floor_wall > 0 else float("inf")
         verdict = "met" if ratio <= target and not errors else "NOT met"
-        lines.append("%s-all ratio (stack / floor walls, %.1f s / %.1f s): "
+        lines.append("%s-all ratio (stack / floor %s, %.1f s / %.1f s): "
                      "%.2fx  (target <= %.1fx: %s%s)" % (
-                         what, stack_wall, floor_wall, ratio, target, verdict,
+                         what, walls, stack_wall, floor_wall, ratio, target,
+                         verdict,
                          ", %d errors" % errors if errors else ""))
     return lines
 
@@ -107,10 +128,14 @@ def report(res, audit_rc, png):
                 what, api, floor, ratio, verdict))
     conc = res.get("concurrency")
     if conc:
-        say("\n== concurrency: %d servers x %d volumes at once" % (
-            conc["g"], conc["v"]))
+        rounds = conc.get("rounds") or []
+        say("\n== concurrency: %d servers x %d volumes at once%s" % (
+            conc["g"], conc["v"], ", medians of %d rounds" % len(rounds)
+            if len(rounds) > 1 else ""))
         if conc["note"]:
             say("note: " + conc["note"])
+        for line in round_lines(rounds):
+            say(line)
         say("attach all: %.1f s wall, %d errors, duplicate device names: "
             "%d in API answers, %d in guests" % (
                 conc["attach_wall"], conc["attach_errors"], conc["dup_api"],

@@ -97,3 +97,41 @@ def test_no_floor_prints_nothing_and_a_failed_floor_says_so():
     assert report.concurrency_floor_lines(
         {"floor_error": "SystemExit: guest waiter timed out"}) == [
         "floor (by hand): failed: SystemExit: guest waiter timed out"]
+
+
+def _pair(attach, detach, floor_attach, floor_detach, errors=0):
+    pair = _conc(attach, detach, floor_attach, floor_detach, errors)
+    pair.update(note=None, dup_api=0, dup_guest=0)
+    return pair
+
+
+def test_rounds_combine_into_medians_and_summed_errors():
+    import bench_attach_concurrency as concurrency
+    result = concurrency.combine([_pair(9.0, 7.0, 4.0, 6.0),
+                                  _pair(6.0, 8.0, 5.0, 5.0, errors=1),
+                                  _pair(7.0, 6.0, 6.0, 7.0)])
+    assert (result["attach_wall"], result["detach_wall"]) == (7.0, 7.0)
+    assert (result["floor"]["attach_wall"],
+            result["floor"]["detach_wall"]) == (5.0, 6.0)
+    assert result["floor"]["attach_errors"] == 1
+    assert [r["attach_wall"] for r in result["rounds"]] == [9.0, 6.0, 7.0]
+    lines = report.concurrency_floor_lines(result)
+    assert lines[2] == ("attach-all ratio (stack / floor median walls, "
+                        "7.0 s / 5.0 s): 1.40x  (target <= 1.5x: NOT met, "
+                        "1 errors)")
+    rounds = report.round_lines(result["rounds"])
+    assert rounds[0] == ("round 1: stack attach all 9.0 s, detach all "
+                         "7.0 s; floor 4.0 s, 6.0 s; ratios 2.25x, 1.17x")
+    assert len(rounds) == 3
+
+
+def test_a_failed_floor_in_any_round_leaves_no_ratio():
+    import bench_attach_concurrency as concurrency
+    failed = _pair(6.0, 6.0, 1.0, 1.0)
+    del failed["floor"]
+    failed["floor_error"] = "RuntimeError: boom"
+    result = concurrency.combine([_pair(6.0, 6.0, 5.0, 5.0), failed])
+    assert report.concurrency_floor_lines(result) == [
+        "floor (by hand): failed: RuntimeError: boom"]
+    assert report.round_lines([{"attach_wall": 1.0, "detach_wall": 1.0}]) \
+        == []
