@@ -21,7 +21,7 @@ then ``keystonecontext`` (``NovaKeystoneContext``,
   (``GET /``, ``GET /v2.1``, ``GET /v3/``), which upstream's paste
   pipelines route around auth_token;
 * :class:`AuthProtocol` is that middleware asking keystone once for a
-  token that many requests bring at once (the rest wait for its
+  token that many uncached requests bring at once (the rest wait for its
   answer): a burst of 32 attaches with one token, its cache entry just
   expired, made auth_token validate it up to 32 times in each process;
 * :func:`malformed_token` names a token no keystone could have issued
@@ -86,42 +86,63 @@ def is_public(environ):
         bool(PUBLIC_PATH_RE.match(environ.get("PATH_INFO", "")))
 
 
-class AuthProtocol(auth_token.AuthProtocol):
-    """auth_token, with one validation in flight per token.
+class _Flight:
+    """One validation at keystone, and what it answered."""
 
-    keystonemiddleware checks its cache, and on a miss asks keystone and
-    fills the cache; requests that carry the same uncached token at the
-    same moment each ask. Here the first asks and the others wait for it,
-    then read the cache it filled. A refused token is not cached, so each
-    waiter then asks for itself, as before: only a valid token's burst is
-    folded into one call. Everything auth_token answers is unchanged.
-    """
+    def __init__(self, done):
+        self.done = done
+        self.data = None
+
+
+class OneValidationPerToken:
+    """keystonemiddleware's identity server, asked once at a time per
+    token: callers that bring a token already being validated wait for
+    that answer instead of asking again. Only a valid token's answer is
+    shared; after a refusal (not cached by auth_token either) each waiter
+    asks for itself, as before. Everything else is the server's."""
 
     #: How long a waiter trusts the first caller before asking itself.
     WAIT_SECONDS = 60
-    _new_flight = threading.Event
+    _new_event = threading.Event
 
-    def __init__(self, app, conf):
-        super().__init__(app, conf)
-        self._flights = {}      # (token, allow_expired) -> Event
+    def __init__(self, server):
+        self._server = server
+        self._flights = {}      # (token, allow_expired) -> _Flight
         self._flights_lock = threading.Lock()
 
-    def fetch_token(self, token, allow_expired=False):
-        key = (token, allow_expired)
+    def __getattr__(self, name):
+        return getattr(self._server, name)
+
+    def verify_token(self, user_token, retry=True, allow_expired=False):
+        key = (user_token, allow_expired)
         with self._flights_lock:
             flight = self._flights.get(key)
             first = flight is None
             if first:
-                flight = self._flights[key] = self._new_flight()
+                flight = self._flights[key] = _Flight(self._new_event())
         if not first:
-            flight.wait(self.WAIT_SECONDS)
-            return super().fetch_token(token, allow_expired=allow_expired)
+            if flight.done.wait(self.WAIT_SECONDS) and \
+                    flight.data is not None:
+                return flight.data
+            return self._server.verify_token(
+                user_token, retry=retry, allow_expired=allow_expired)
         try:
-            return super().fetch_token(token, allow_expired=allow_expired)
+            flight.data = self._server.verify_token(
+                user_token, retry=retry, allow_expired=allow_expired)
+            return flight.data
         finally:
             with self._flights_lock:
                 del self._flights[key]
-            flight.set()
+            flight.done.set()
+
+
+class AuthProtocol(auth_token.AuthProtocol):
+    """auth_token, with one validation in flight per token
+    (:class:`OneValidationPerToken`). A request whose token is cached is
+    answered from the cache as before, without waiting on anything."""
+
+    def _create_identity_server(self):
+        return OneValidationPerToken(super()._create_identity_server())
 
 
 def auth_protocol(app, conf):

@@ -250,7 +250,8 @@ def _burst(app, keystone, monkeypatch, token, n=8):
         assert release.wait(10)
         return verify(server, *args, **kwargs)
     monkeypatch.setattr(_identity.IdentityServer, "verify_token", slow_verify)
-    monkeypatch.setattr(authtoken.AuthProtocol, "_new_flight", _CountedFlight)
+    monkeypatch.setattr(authtoken.OneValidationPerToken, "_new_event",
+                        _CountedFlight)
     monkeypatch.setattr(_CountedFlight, "waiting", 0)
     statuses = []
 
@@ -277,7 +278,7 @@ def test_a_burst_with_one_token_asks_keystone_once(app, keystone,
     token = keystone.issue("u1", "p1", ["member"])
     assert _burst(app, keystone, monkeypatch, token) == [200] * 8
     assert keystone.fetched == [token]
-    assert app.auth_token._flights == {}
+    assert app.auth_token._identity_server._flights == {}
 
 
 def test_a_burst_with_a_refused_token_is_each_refused(app, keystone,
@@ -287,4 +288,4 @@ def test_a_burst_with_a_refused_token_is_each_refused(app, keystone,
     valid answer)."""
     assert _burst(app, keystone, monkeypatch, "no-such-token") == [401] * 8
     assert keystone.fetched == ["no-such-token"] * 8
-    assert app.auth_token._flights == {}
+    assert app.auth_token._identity_server._flights == {}
