@@ -1,6 +1,6 @@
 """What an upstream tempest run left behind on the lab, deleted.
 
-Usage: upstream_tempest_leftovers.py [--cloud ministack-admin]
+Usage: upstream_tempest_leftovers.py [--cloud ministack-admin] [--stale]
 
 Tempest names everything it makes ``tempest-<Class>-<what>-<random>``
 (``data_utils.rand_name``) and deletes it in its cleanups; a response
@@ -10,6 +10,12 @@ servers, volumes, volume types and flavors with that prefix, and for the
 projects and users of tempest's dynamic credentials, deletes each (servers
 first, so their volumes come free), prints one line per leftover, and
 exits 1 when there was any: a leak is a failure of the run.
+
+``--stale``, before a run: the same sweep, for what an earlier run left
+(one that was killed before its cleanups, or the tempest-style suite's
+``tempest-<run>-...`` objects of a killed run): each is deleted and
+printed as STALE, and the exit status is 0, so only what the run itself
+leaves counts against it.
 """
 
 import argparse
@@ -81,6 +87,9 @@ def _delete_credentials(conn, found):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cloud", default="ministack-admin")
+    parser.add_argument("--stale", action="store_true",
+                        help="before a run: delete an earlier run's "
+                        "objects, report them, exit 0")
     args = parser.parse_args(argv)
     conn = openstack.connect(cloud=args.cloud)
     found = []
@@ -88,6 +97,10 @@ def main(argv=None):
     _delete_volumes(conn, found)
     _delete_types_and_flavors(conn, found)
     _delete_credentials(conn, found)
+    if args.stale:
+        for line in found:
+            print("STALE (deleted, left by an earlier run) %s" % line)
+        return 0
     for line in found:
         print("LEFTOVER (deleted) %s" % line)
     print("tempest leftovers: %d" % len(found))
