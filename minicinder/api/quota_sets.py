@@ -60,13 +60,20 @@ def update(target):
                                          "skip_validation")
     values = {}
     for name, value in body.items():
+        # As cinder's validate_integer: int(str(value)), so JSON's 1.0
+        # (an integer to the schema) is refused, not a 500.
         text = str(value)
-        if len(text.lstrip("-")) > 10 or int(text) < -1 or \
-                int(text) > _limit["maximum"]:
+        try:
+            number = int(text)
+        except ValueError:
+            raise exception.InvalidInput(
+                reason="%s must be an integer." % name)
+        if len(text.lstrip("-")) > 10 or number < -1 or \
+                number > _limit["maximum"]:
             raise exception.InvalidInput(
                 reason="Quota limit %s for %s must be -1 or more."
                 % (value, name))
-        values[name] = int(text)
+        values[name] = number
     return flask.jsonify({"quota_set": _api().update(
         common.context(), _target(target), values, skip_validation)})
 

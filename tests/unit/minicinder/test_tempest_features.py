@@ -207,3 +207,16 @@ def test_tempest_attach_detach_and_force_detach(cinder, nova):
 def test_quota_target_too_long_for_the_database(cinder):
     _fault(cinder.put("/os-quota-sets/%s" % ("p" * 256),
                       {"quota_set": {"volumes": 1}}), 400)
+
+
+@pytest.mark.parametrize("value", [1.0, -0.0, 2.5])
+def test_quota_limit_that_is_not_an_integer_is_400(cinder, value):
+    """JSON's 1.0 passes the schema's integer type; cinder's
+    validate_integer (int(str(value))) refuses it with a 400, and no
+    quota changes (the fuzz tier found a 500 here)."""
+    url = "/os-quota-sets/%s" % "p-float"
+    before = cinder.get(url).body["quota_set"]
+    resp = cinder.put(url, {"quota_set": {"volumes": 4,
+                                          "gigabytes": value}})
+    assert "integer" in _fault(resp, 400)
+    assert cinder.get(url).body["quota_set"] == before
