@@ -16,7 +16,14 @@ Safety rules, so fuzzing cannot harm what the run did not make:
   network API's ``<name>``, a collection: ``routes.KIND_ARGUMENTS``),
   gets the API's own words with any method: that API stores nothing and
   refuses every create, so they reach its code without changing
-  anything.
+  anything;
+* keystone holds nothing the run made, so a request to it whose method
+  changes state (a GET route sent as ``DELETE`` or ``PATCH``) is sent as
+  demo or with no valid token, never as admin; its path names no real
+  user or project and its ``X-Subject-Token`` is no real token (as admin,
+  ``DELETE /v3/users/<admin's id>`` deleted the lab's admin, and the
+  rest of the run failed to log in). Issuing a token
+  (``POST /v3/auth/tokens``) changes nothing and is exempt.
 """
 
 import copy
@@ -61,6 +68,28 @@ QUERY_KEYS = {
                 "marker", "page_reverse", "sort_key", "sort_dir", "shared",
                 "router:external", "network_id", "device_id", "status"],
 }
+
+# The one keystone request whose method changes state that is safe to
+# send as anyone: it issues a token.
+_KEYSTONE_SAFE_WRITES = {("POST", "/v3/auth/tokens")}
+
+
+def keystone_write(route, method):
+    """Whether ``method`` on ``route`` could change keystone's data (see
+    the module docstring)."""
+    method = method.upper()
+    return (route.group == "identity" and method not in SAFE_METHODS
+            and (method, route.rule) not in _KEYSTONE_SAFE_WRITES)
+
+
+def _nobody_paths(route):
+    """Path values for a keystone write: fresh UUIDs or the run's prefix,
+    never a real user's or project's id."""
+    own_prefix = fz.text.map(lambda t: lab_mod.PREFIX + t)
+    return st.fixed_dictionaries({
+        arg: (fz.uuids() | own_prefix).map(_quote)
+        for arg in route.arguments})
+
 
 def _quote(value, safe=""):
     if isinstance(value, str):
@@ -264,6 +293,8 @@ def requests_for(lab, route):
     sane_headers = _sane_headers(lab, route)
     hostile_paths = {flag: _path_values(lab, route, flag)
                      for flag in (True, False)}
+    nobody_paths = _nobody_paths(route)
+    real_tokens = {fz.header_value(t) for t in tokens.values()}
 
     @st.composite
     def build(draw):
@@ -277,7 +308,12 @@ def requests_for(lab, route):
         method = draw(hostile["method"]) if attacks("method") \
             else route.method
         destructive = method.upper() not in SAFE_METHODS
-        if attacks("path"):
+        writes_keystone = keystone_write(route, method)
+        if writes_keystone and sender == "admin":
+            sender = "demo"
+        if writes_keystone:
+            path = route.path(draw(nobody_paths))
+        elif attacks("path"):
             path = route.path(draw(hostile_paths[destructive]))
             if route.group == "compute" and path.startswith("/v2.1/") and \
                     draw(st.booleans()):
@@ -301,6 +337,12 @@ def requests_for(lab, route):
             draw(junk_token) if sender == "junk" else None)
         header = {k: None if v is None else fz.header_value(v)
                   for k, v in header.items()}
+        if writes_keystone:
+            # Junk may be a real token (or one once it is stripped).
+            if header["X-Auth-Token"] == fz.header_value(tokens["admin"]):
+                header["X-Auth-Token"] = fz.header_value(tokens["demo"])
+            if header.get("X-Subject-Token") in real_tokens:
+                del header["X-Subject-Token"]   # DELETE would revoke it
         if attacks("body"):
             body = draw(hostile["body"])
         else:

@@ -11,7 +11,7 @@ import requests
 
 @dataclasses.dataclass
 class Session:
-    token: str
+    token: str = dataclasses.field(repr=False)
     project_id: str
     user_id: str
     compute_endpoint: str

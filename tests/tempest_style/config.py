@@ -23,11 +23,13 @@ DEFAULT_PATH = "/etc/ministack/tempest.conf"
 
 @dataclasses.dataclass
 class Credentials:
+    # Secrets are left out of repr: pytest prints a failed frame's
+    # arguments, and CI logs are read by more people than the lab is.
     username: str = ""
-    password: str = ""
+    password: str = dataclasses.field(default="", repr=False)
     project_name: str = ""
     domain_name: str = "Default"
-    token: str = ""  # noauth only
+    token: str = dataclasses.field(default="", repr=False)  # noauth only
 
 
 @dataclasses.dataclass
@@ -54,7 +56,7 @@ class Config:
     concurrent_attachments: int = 4
     libvirt_uri: str = "qemu:///system"
     guest_agent: bool = True
-    nova_db_url: str = ""
+    nova_db_url: str = dataclasses.field(default="", repr=False)  # password
     agent_timeout: int = 120
 
 
