@@ -84,6 +84,45 @@ def domain_name(nova_db, server_id, template):
     return journey.Ledgers(nova_db).domain_name(server_id, template)
 
 
+class CinderRows:
+    """Cinder's volume status as its database row says, for the latency
+    rounds' clock.
+
+    The status a user polls through the API is this row; polling the API
+    every few milliseconds would load the stack's API, keystone's token
+    check and the database with an observer the floor does not pay for
+    (its "target and secret gone" is the return of its own calls), and
+    polling it every ``STATUS_POLL`` (50 ms) put up to 60 ms of the
+    observer's own lag into the stack's figure. A primary-key SELECT on
+    one kept connection costs the database a fraction of a millisecond.
+    """
+
+    def __init__(self, url):
+        # Autocommit: each SELECT sees what committed since the last one
+        # (MariaDB's REPEATABLE READ would keep showing the first read).
+        self.engine = sa.create_engine(url, isolation_level="AUTOCOMMIT")
+        self.conn = self.engine.connect()
+
+    def status(self, volume_id):
+        row = self.conn.execute(sa.text(
+            "SELECT status FROM volumes WHERE id=:id"),
+            {"id": volume_id}).first()
+        return row[0] if row else "gone"
+
+    def statuses(self, volume_ids):
+        """``{volume id: status}`` of those that have a row."""
+        if not volume_ids:
+            return {}
+        query = sa.text("SELECT id, status FROM volumes WHERE id IN :ids"
+                        ).bindparams(sa.bindparam("ids", expanding=True))
+        return dict(self.conn.execute(
+            query, {"ids": sorted(volume_ids)}).all())
+
+    def close(self):
+        self.conn.close()
+        self.engine.dispose()
+
+
 class GuestWaiter:
     """Waits in the guest for ``serial`` to be present (or absent)."""
 

@@ -97,11 +97,13 @@ def report(res, audit_rc, png):
     labels = [
         ("post_attach", "POST os-volume_attachments (request)"),
         ("api_in_use", "attach: accepted -> cinder in-use"),
+        ("api_in_use_polled", "  the same, GET every 50 ms"),
         ("api_visible", "attach: accepted -> visible in guest"),
         ("floor_attached", "floor: export -> attachDevice returned"),
         ("floor_visible", "floor: export -> visible in guest"),
         ("post_detach", "DELETE os-volume_attachments (request)"),
         ("api_available", "detach: accepted -> cinder available"),
+        ("api_available_polled", "  the same, GET every 50 ms"),
         ("api_gone", "detach: accepted -> gone from guest"),
         ("floor_gone", "floor: detachDevice -> gone from guest"),
         ("floor_undone", "floor: detachDevice -> target+secret gone")]

@@ -35,7 +35,8 @@ import journey_trace
 # The bench tools use these through this module (journey.Cloud, ...).
 from journey_lab import (  # noqa: F401
     Cloud, Ledgers, _ini, check, command, describe_bdm, heading,
-    instance_name_template, masked, nova_db_url, say, sql_command, wait)
+    cinder_db_url, instance_name_template, masked, nova_db_url, say,
+    sql_command, wait)
 
 DEMO_SERVER = "demo"
 

@@ -249,6 +249,11 @@ def nova_db_url(path="/etc/ministack/miniapi.conf"):
                           fallback="sqlite:////var/lib/ministack/nova.sqlite")
 
 
+def cinder_db_url(path="/etc/ministack/minicinder.conf"):
+    return _ini(path).get("database", "connection",
+                          fallback="sqlite:////var/lib/ministack/cinder.sqlite")
+
+
 def instance_name_template(path="/etc/ministack/minicompute.conf"):
     return _ini(path).get("DEFAULT", "instance_name_template",
                           fallback="instance-%08x")
