@@ -60,13 +60,21 @@ def span_name(argv):
 
 def execute(*cmd, **kwargs):
     """:func:`_execute`, as a COMMAND span when the thread is traced."""
+    return traced(_execute, *cmd, **kwargs)
+
+
+def traced(run, *cmd, **kwargs):
+    """``run(*cmd, **kwargs)``, as a COMMAND span named after ``cmd``
+    when the thread is traced: the executor's, and a command's request
+    sent another way (tgtd's management socket,
+    :func:`minicinder.volume.tgtd_socket.execute`)."""
     if profiler.get() is None:
-        return _execute(*cmd, **kwargs)
+        return run(*cmd, **kwargs)
     from ministack.trace import profiler as ms_profiler
     argv = [str(part) for part in cmd]
     with ms_profiler.span("command", "COMMAND", span_name(argv),
                           details=lambda: {"argv": masked(argv)[:24]}):
-        return _execute(*cmd, **kwargs)
+        return run(*cmd, **kwargs)
 
 
 def _execute(*cmd, check_exit_code=True, timeout=120, input=None,

@@ -4,7 +4,8 @@
 a tgt target with CHAP and an initiator ACL, a libvirt CHAP secret and
 ``attachDevice`` of the QEMU iSCSI network disk -- with the project's
 adapters (:class:`minicinder.volume.lvm.LVM`,
-:class:`minicinder.volume.tgt.TgtAdm`, the libvirt XML builders of
+:class:`minicinder.volume.tgt.TgtAdm` over tgtd's socket, as minicinder
+drives it, the libvirt XML builders of
 ``minicompute.virt.libvirt.config``) into a guest booted from the same
 image and flavor, outside nova (its domain name does not match
 ``instance_name_template``, so neither the reconciler nor the audit looks
@@ -25,6 +26,7 @@ from bench_attach_probes import STATE_DIR
 from bench_attach_probes import GuestWaiter
 from minicinder.volume import lvm
 from minicinder.volume import tgt
+from minicinder.volume import tgtd_socket
 from minicompute.virt.libvirt import config
 from minicompute.virt.libvirt import guest_agent
 from minicompute.virt.libvirt import instance_files
@@ -41,7 +43,9 @@ class Floor:
     def __init__(self, conn, vg, run):
         self.conn, self.run = conn, run
         self.lvm = lvm.LVM(vg)
-        self.tgt = tgt.TgtAdm()
+        # Over tgtd's socket, as minicinder sends them: a tgtadm process
+        # per request would slow the floor, not measure the hardware.
+        self.tgt = tgt.TgtAdm(execute=tgtd_socket.execute)
         self.initiator = "iqn.2004-10.org.ministack:bench-%s" % run
         self.tmp = None
         self.domain = None

@@ -60,11 +60,16 @@ class LVMTgtDriver(driver.VolumeDriver):
     """Thick LVM volumes exported by tgt with CHAP and initiator ACLs."""
 
     def __init__(self, conf, execute=executor.execute,
-                 new_account=tgtd_socket.new_account):
+                 new_account=tgtd_socket.new_account,
+                 tgtadm=tgtd_socket.execute):
+        """:param execute: runs the LVM and other commands.
+        :param tgtadm: runs ``tgtadm`` argvs: by default their requests
+            go to tgtd's socket, no process (issue 16).
+        """
         self.conf = conf
         self._execute = execute
         self.vg = lvm.LVM(conf.volume_group, execute=execute)
-        self.tgt = tgt.TgtAdm(execute=execute, new_account=new_account)
+        self.tgt = tgt.TgtAdm(execute=tgtadm, new_account=new_account)
         self._devices = {}   # lv name -> (path, identity read from sysfs)
         self._shared_devices = None   # share_state(): a directory
 

@@ -16,10 +16,14 @@ controlled twice, as Cinder does:
 Targets live in tgtd's memory: they vanish when tgtd stops, which is why
 the driver re-creates exports at start-up (``ensure_export``).
 
-Every command goes through the injected ``execute`` with an argv list,
-except the creation of a CHAP account: its password would show in
-``/proc/<pid>/cmdline``, so that one request goes to tgtd's management
-socket (:mod:`minicinder.volume.tgtd_socket`). Failures raise
+Every command goes through the injected ``execute`` with an argv list:
+in the service, :func:`minicinder.volume.tgtd_socket.execute`, which
+sends the request tgtadm would to tgtd's management socket without
+starting a process (issue 16); ``ministack.executor.execute`` runs the
+real ``tgtadm`` the same argv asks for. The creation of a CHAP account
+never takes argv: its password would show in ``/proc/<pid>/cmdline``,
+so it is always a socket request of its own
+(:func:`~minicinder.volume.tgtd_socket.new_account`). Failures raise
 :class:`ministack.exception.ProcessExecutionError` (a command),
 :class:`TgtdError` (the socket) or :class:`UnexpectedOutput` (a ``show``
 this module will not trust).

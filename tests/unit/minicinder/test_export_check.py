@@ -87,7 +87,8 @@ def test_lvm_driver_reports_what_tgtd_lacks_and_keeps_bound_chap():
     conf = make_conf(volume_driver="lvm")
     tgtadm = FakeTgtadm()
     drv = lvm_driver.LVMTgtDriver(conf, execute=tgtadm,
-                                   new_account=tgtadm.new_account)
+                                   new_account=tgtadm.new_account,
+                                   tgtadm=tgtadm)
     drv._device = lambda name: "/dev/loop9"
     known = {t["iqn"]: t for t in drv.tgt.show_targets()}
     iqn = next(iqn for iqn, t in known.items() if t["accounts"])

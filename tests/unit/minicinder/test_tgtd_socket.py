@@ -78,3 +78,90 @@ def test_no_tgtd_is_an_oserror(tmp_path, monkeypatch):
                         str(tmp_path / "absent.%d"))
     with pytest.raises(OSError):
         tgtd_socket.new_account("user1", "pass1")
+
+
+# What tgtadm 1.0.85 writes for these commands (strace -e write -xx), as
+# (mode, op, tid, lun, force) of the 120-byte header and the parameters.
+# Every other header field is zero, lld is "iscsi" and len is 120 plus
+# the parameters' length.
+IQN = "iqn.2010-10.org.openstack:probe-x"
+NO_LUN = 2 ** 64 - 1
+TGTADM_WROTE = [
+    (("--mode", "target", "--op", "new", "--tid", "990", "--targetname",
+      IQN), (1, 0, 990, NO_LUN, 0), b"targetname=" + IQN.encode() + b"\0"),
+    (("--mode", "logicalunit", "--op", "new", "--tid", "990", "--lun", "1",
+      "--backing-store", "/tmp/tgtprobe.img"), (2, 0, 990, 1, 0),
+     b"path=/tmp/tgtprobe.img\0"),
+    (("--mode", "account", "--op", "show"), (7, 2, -1, NO_LUN, 0), b""),
+    (("--mode", "target", "--op", "bind", "--tid", "990",
+      "--initiator-name", "iqn.1993-08.org.debian:01:abc"),
+     (1, 3, 990, NO_LUN, 0),
+     b"initiator-name=iqn.1993-08.org.debian:01:abc\0"),
+    (("--mode", "target", "--op", "unbind", "--tid", "990",
+      "--initiator-name", "iqn.1993-08.org.debian:01:abc"),
+     (1, 4, 990, NO_LUN, 0),
+     b"initiator-name=iqn.1993-08.org.debian:01:abc\0"),
+    (("--mode", "target", "--op", "show"), (1, 2, -1, NO_LUN, 0), b""),
+    (("--mode", "target", "--op", "delete", "--force", "--tid", "990"),
+     (1, 1, 990, NO_LUN, 1), b""),
+    (("--mode", "account", "--op", "bind", "--tid", "990", "--user",
+      "probeuser"), (7, 3, 990, NO_LUN, 0), b"user=probeuser\0"),
+    (("--mode", "account", "--op", "delete", "--user", "probeuser"),
+     (7, 1, -1, NO_LUN, 0), b"user=probeuser\0"),
+]
+
+
+def _expected_header(mode, op, tid, lun, force, params):
+    return (struct.pack("<II", mode, op) + b"iscsi".ljust(64, b"\0")
+            + struct.pack("<Ii", 120 + len(params), tid)
+            + struct.pack("<QQ", 0, lun) + b"\0" * 20
+            + struct.pack("<I", force))
+
+
+@pytest.mark.parametrize("args, fields, params", TGTADM_WROTE,
+                         ids=lambda v: " ".join(v[:4])
+                         if isinstance(v, tuple) and isinstance(v[0], str)
+                         else None)
+def test_execute_sends_what_tgtadm_writes(fake_tgtd, args, fields, params):
+    fake_tgtd["reply"] = (0, b"Target 1: x\n\0")   # tgtd's ends with NUL
+    out, err = tgtd_socket.send_command("tgtadm", "--lld", "iscsi", *args)
+    ((header, payload),) = fake_tgtd["requests"]
+    assert header == _expected_header(*fields, params)
+    assert payload == params
+    assert (out, err) == ("Target 1: x\n", "")
+
+
+def test_a_refusal_is_a_failed_tgtadm(fake_tgtd):
+    """As tgtadm: exit 22 and its message (create_target retries on it)."""
+    fake_tgtd["reply"] = (9, b"")
+    with pytest.raises(tgtd_socket.ms_exception.ProcessExecutionError) as exc:
+        tgtd_socket.send_command("tgtadm", "--lld", "iscsi", "--mode",
+                                 "target", "--op", "new", "--tid", "1",
+                                 "--targetname", IQN)
+    assert exc.value.exit_code == 22
+    assert exc.value.stderr == "tgtadm: this target already exists"
+
+
+def test_no_tgtd_is_a_failed_tgtadm(tmp_path, monkeypatch):
+    monkeypatch.setattr(tgtd_socket, "SOCKET_PATH",
+                        str(tmp_path / "absent.%d"))
+    with pytest.raises(tgtd_socket.ms_exception.ProcessExecutionError) as exc:
+        tgtd_socket.send_command("tgtadm", "--lld", "iscsi", "--mode",
+                                 "target", "--op", "show")
+    assert exc.value.exit_code == 107
+
+
+@pytest.mark.parametrize("argv", [
+    ("tgtadm", "--lld", "iscsi", "--mode", "target", "--op", "new",
+     "--password", "secret"),
+    ("tgtadm", "--mode", "target", "--op", "show"),
+    ("tgtadm", "--lld", "iser", "--mode", "target", "--op", "show"),
+    ("tgtadm", "--lld", "iscsi", "--mode", "target", "--op", "bind",
+     "--initiator-name", "iqn.x,initiator-address=ALL"),
+])
+def test_what_it_does_not_send(fake_tgtd, argv):
+    """An option it does not know, another lld, or a value that would
+    smuggle a second parameter past tgtd's ',' split."""
+    with pytest.raises(ValueError):
+        tgtd_socket.send_command(*argv)
+    assert fake_tgtd["requests"] == []
