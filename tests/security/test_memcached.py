@@ -21,6 +21,7 @@ import pytest
 import requests
 
 from tests.security import local_users as lu
+from tests.tempest_style import auth
 
 KEYSTONE_CONF = os.path.join(lu.CONF_DIR, "keystone", "keystone.conf")
 
@@ -124,16 +125,7 @@ def test_memcached_has_no_network_socket():
 
 
 def _token(conf):
-    creds = conf.user
-    resp = requests.post(conf.auth_url + "/v3/auth/tokens", json={"auth": {
-        "identity": {"methods": ["password"], "password": {"user": {
-            "name": creds.username, "password": creds.password,
-            "domain": {"name": creds.domain_name}}}},
-        "scope": {"project": {"name": creds.project_name,
-                              "domain": {"name": creds.domain_name}}}}},
-        timeout=30)
-    assert resp.status_code == 201, resp.text[:300]
-    return resp.headers["X-Subject-Token"]
+    return auth.password_login(conf, conf.user).headers["X-Subject-Token"]
 
 
 def _validations(conf, token, times):

@@ -44,15 +44,7 @@ def _cache_time():
 def test_revoked_token_is_refused_by_every_service(conf):
     if not conf.auth_url:
         pytest.skip("the lab runs without keystone (noauth)")
-    creds = conf.user
-    resp = requests.post(conf.auth_url + "/v3/auth/tokens", json={"auth": {
-        "identity": {"methods": ["password"], "password": {"user": {
-            "name": creds.username, "password": creds.password,
-            "domain": {"name": creds.domain_name}}}},
-        "scope": {"project": {"name": creds.project_name,
-                              "domain": {"name": creds.domain_name}}}}},
-        timeout=30)
-    assert resp.status_code == 201, resp.text[:300]
+    resp = auth.password_login(conf, conf.user)
     token = resp.headers["X-Subject-Token"]
     urls = _endpoints(conf, resp.json()["token"])
     headers = {"X-Auth-Token": token}

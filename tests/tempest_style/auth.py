@@ -31,17 +31,12 @@ def _endpoint(catalog, types, region, interface="public"):
         "/".join(types), interface))
 
 
-def authenticate(conf, creds, admin=False):
-    """A :class:`Session` for ``creds`` (a config.Credentials)."""
-    if not conf.auth_url:
-        project = creds.project_name or creds.token.partition(":")[2]
-        return Session(
-            token=creds.token, project_id=project,
-            user_id=creds.token.partition(":")[0],
-            compute_endpoint=conf.compute_endpoint,
-            volume_endpoint=conf.volume_endpoint.replace(
-                "%(project_id)s", project),
-            is_admin=admin)
+def password_login(conf, creds):
+    """Keystone's answer (201) to a project-scoped password login of
+    ``creds``: the token is its ``X-Subject-Token``, the body its data.
+
+    :raises AssertionError: keystone refused.
+    """
     body = {"auth": {
         "identity": {"methods": ["password"], "password": {"user": {
             "name": creds.username, "password": creds.password,
@@ -53,6 +48,21 @@ def authenticate(conf, creds, admin=False):
     if resp.status_code != 201:
         raise AssertionError("authentication of %s failed: %s %s" % (
             creds.username, resp.status_code, resp.text[:300]))
+    return resp
+
+
+def authenticate(conf, creds, admin=False):
+    """A :class:`Session` for ``creds`` (a config.Credentials)."""
+    if not conf.auth_url:
+        project = creds.project_name or creds.token.partition(":")[2]
+        return Session(
+            token=creds.token, project_id=project,
+            user_id=creds.token.partition(":")[0],
+            compute_endpoint=conf.compute_endpoint,
+            volume_endpoint=conf.volume_endpoint.replace(
+                "%(project_id)s", project),
+            is_admin=admin)
+    resp = password_login(conf, creds)
     token = resp.json()["token"]
     catalog = token.get("catalog", [])
     return Session(
