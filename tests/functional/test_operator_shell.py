@@ -7,12 +7,14 @@ PATH, ``source devstack/openrc admin admin`` (or ``demo demo``) sets the
 credentials.
 """
 
+import configparser
 import json
 import os
 import shutil
 import subprocess
 
 import pytest
+import sqlalchemy
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 OPENRC = os.path.join(REPO, "devstack", "openrc")
@@ -154,6 +156,31 @@ def _deployed_database_type():
         return handle.read().strip()
 
 
+def _live_bdms():
+    """How many BDM rows are live, read the way miniapi reads them."""
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read("/etc/ministack/miniapi.conf")
+    engine = sqlalchemy.create_engine(parser.get(
+        "database", "connection",
+        fallback="sqlite:////var/lib/ministack/nova.sqlite"))
+    try:
+        with engine.connect() as conn:
+            return conn.execute(sqlalchemy.text(
+                "SELECT COUNT(*) FROM block_device_mapping WHERE deleted=0"
+            )).scalar()
+    finally:
+        engine.dispose()
+
+
+def _bdm_listing_shown(stdout, header):
+    """Whether the seed's BDM query printed ``header`` (in one of its
+    first lines), or nothing because no BDM is live: mysql and sqlite3 print no
+    column names for an empty result (the lab is often without one)."""
+    if not stdout.strip():
+        return _live_bdms() == 0
+    return any(header in line for line in stdout.splitlines()[:3])
+
+
 def test_seed_sql_runs_as_written_through_mysql():
     """The seed's triage SQL, typed as in a DevStack: root's ``mysql``
     reaches the lab's nova database with no password and no options."""
@@ -164,8 +191,9 @@ def test_seed_sql_runs_as_written_through_mysql():
         'mysql -e "SELECT device_name, attachment_id, connection_info IS NOT'
         ' NULL FROM nova.block_device_mapping WHERE deleted=0"')
     assert done.returncode == 0, done.stderr[-500:]
-    assert done.stdout.splitlines()[0].split("\t") == [
-        "device_name", "attachment_id", "connection_info IS NOT NULL"]
+    assert _bdm_listing_shown(done.stdout, "\t".join([
+        "device_name", "attachment_id", "connection_info IS NOT NULL"])), \
+        done.stdout[:500]
     done = _login_shell('mysql -e "SHOW DATABASES"')
     assert {"nova", "cinder", "keystone"} <= set(done.stdout.split())
 
@@ -182,7 +210,7 @@ def test_stack_summary_names_the_database_and_its_query():
     assert "block_device_mapping" in query
     done = _login_shell(query)
     assert done.returncode == 0, done.stderr[-500:]
-    assert "device_name" in done.stdout
+    assert _bdm_listing_shown(done.stdout, "device_name"), done.stdout[:500]
 
 
 def _readme_block(name):
