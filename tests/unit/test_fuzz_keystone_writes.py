@@ -1,9 +1,10 @@
 """The fuzz tier never changes keystone's data (tests/fuzz/attack.py).
 
 A GET route of keystone sent as DELETE by admin, with admin's own id in
-the path, deleted the lab's admin user in a CI run; every later request
-of the run then failed to log in. These tests draw many requests for
-each keystone route, without the lab, and check the safety rule: a
+the path, can delete the lab's admin user (or project); a CI run failed
+every login after some point of the fuzz tier. These tests draw many
+requests for each keystone route, without the lab, and check the safety
+rule: a
 request whose method could change keystone's data carries no admin
 token, names no real user or project and no real subject token.
 """
