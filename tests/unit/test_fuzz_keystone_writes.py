@@ -4,9 +4,8 @@ A GET route of keystone sent as DELETE by admin, with admin's own id in
 the path, can delete the lab's admin user (or project); a CI run failed
 every login after some point of the fuzz tier. These tests draw many
 requests for each keystone route, without the lab, and check the safety
-rule: a
-request whose method could change keystone's data carries no admin
-token, names no real user or project and no real subject token.
+rule: a request whose method could change keystone's data carries no
+admin token, names no real user or project and no real subject token.
 """
 
 import types
