@@ -6,7 +6,7 @@ column, ``FOR UPDATE`` on the volumes row, the project-scoped variants),
 so they run here on every server the daemons support, through the real
 WSGI app of a minicinder with the fake driver (the backend is not under
 test). The statement counts are pinned as in
-``tests/unit/minicinder/test_handshake_statements.py``; a server opens
+``tests/support/handshake_statements.py``; a server opens
 its transactions without a statement of its own (SQLite's ``BEGIN
 IMMEDIATE`` is counted there), so a step's count on a server is its
 SQLite count less its write transactions.
@@ -20,12 +20,12 @@ from minicinder import service
 from minicinder.db import session as cinder_session
 from minicinder.volume import fake
 from minicinder.volume import manager as volume_manager
+from tests.support import handshake_statements as counts
 from tests.support import sql_statements
-from tests.unit.minicinder import test_handshake_statements as unit
-from tests.unit.minicinder.inprocess import CinderClient
-from tests.unit.minicinder.inprocess import FakeNova
-from tests.unit.minicinder.inprocess import connector
-from tests.unit.minicinder.inprocess import make_conf
+from tests.support.minicinder_inprocess import CinderClient
+from tests.support.minicinder_inprocess import FakeNova
+from tests.support.minicinder_inprocess import connector
+from tests.support.minicinder_inprocess import make_conf
 
 # Write transactions per step: reserve 1, first PUT 2 (the export's
 # location, then the state), PUT again 1, os-complete 1,
@@ -73,7 +73,7 @@ def test_handshake_on_each_backend(stack, who):
     att = resp.body["attachment"]
     assert (att["status"], att["attach_mode"], att["attached_at"],
             att["connection_info"]) == ("reserved", "null", "", {})
-    assert count == _expected(kind, "reserve", unit.RESERVE)
+    assert count == _expected(kind, "reserve", counts.RESERVE)
 
     # Another project sees neither the attachment nor the volume.
     assert other_project.put("/attachments/%s" % att["id"], {
@@ -87,33 +87,33 @@ def test_handshake_on_each_backend(stack, who):
     info = resp.body["attachment"]["connection_info"]
     assert resp.body["attachment"]["status"] == "attaching"
     assert info["access_mode"] == "rw" and info["auth_method"] == "CHAP"
-    assert count == _expected(kind, "first_put", unit.FIRST_PUT)
+    assert count == _expected(kind, "first_put", counts.FIRST_PUT)
 
     resp, count = _count(seen, caller.put, "/attachments/%s" % att["id"],
                          {"attachment": {"connector": connector()}})
     assert resp.status_code == 200, resp.body
     assert resp.body["attachment"]["connection_info"] == info
-    assert count == _expected(kind, "put_again", unit.PUT_AGAIN)
+    assert count == _expected(kind, "put_again", counts.PUT_AGAIN)
 
     resp, count = _count(seen, caller.post,
                          "/attachments/%s/action" % att["id"],
                          {"os-complete": {}})
     assert resp.status_code == 204, resp.body
     assert cinder.volume(vol)["status"] == "in-use"
-    assert count == _expected(kind, "complete", unit.COMPLETE)
+    assert count == _expected(kind, "complete", counts.COMPLETE)
 
     resp, count = _count(seen, caller.post, "/volumes/%s/action" % vol,
                          {"os-begin_detaching": {}})
     assert resp.status_code == 202, resp.body
     assert count == _expected(kind, "begin_detaching",
-                              unit.BEGIN_DETACHING)
+                              counts.BEGIN_DETACHING)
 
     resp, count = _count(seen, cinder.as_nova().delete,
                          "/attachments/%s" % att["id"])
     assert resp.status_code == 200, resp.body
     assert resp.body == {"attachments": []}
     assert cinder.volume(vol)["status"] == "available"
-    assert count == _expected(kind, "delete", unit.DELETE)
+    assert count == _expected(kind, "delete", counts.DELETE)
 
 
 def test_connect_checks_on_each_backend(stack):

@@ -1,5 +1,5 @@
 """The journey page in a real browser (headless chromium), over the
-fixture traces of tests/unit/ministack/journey_traces.py served
+fixture traces of tests/support/journey_traces.py served
 in-process: the script draws the lanes, phases and hops, a click shows a
 hop's details, a failed hop is red with its error, the hostile text in
 the trace stays text, and the page runs under its CSP without a console
@@ -9,7 +9,7 @@ import pytest
 
 from ministack.trace import web
 from tests.functional.journey_page import browser
-from tests.unit.ministack import journey_traces as traces
+from tests.support import journey_traces as traces
 
 
 @pytest.fixture(scope="module")

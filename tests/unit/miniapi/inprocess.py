@@ -7,6 +7,8 @@ conftest; tests that build their own app import them from here."""
 
 import json
 
+from tests.support import http_verbs
+
 IMAGE_ID = "6a1e0a38-6f1f-4a9e-9d32-1d4b3f7f0b11"
 
 
@@ -18,7 +20,7 @@ class FakeImages:
         return [{"id": IMAGE_ID, "name": "cirros-guest", "size": 1024}]
 
 
-class APIClient:
+class APIClient(http_verbs.Verbs):
     def __init__(self, flask_client, token="admin:p1", version=None):
         self.client = flask_client
         self.token = token
@@ -38,15 +40,3 @@ class APIClient:
                                 content_type="application/json")
         payload = resp.get_json(silent=True)
         return resp.status_code, payload, resp.headers
-
-    def get(self, path, **kw):
-        return self.request("GET", path, **kw)
-
-    def post(self, path, body=None, **kw):
-        return self.request("POST", path, body, **kw)
-
-    def put(self, path, body=None, **kw):
-        return self.request("PUT", path, body, **kw)
-
-    def delete(self, path, **kw):
-        return self.request("DELETE", path, **kw)

@@ -14,9 +14,9 @@ from minicinder import service
 from minicinder.db import session as db_session
 from minicinder.volume import fake
 from minicinder.volume import manager as volume_manager
-from tests.unit.minicinder.inprocess import CinderClient
-from tests.unit.minicinder.inprocess import FakeNova
-from tests.unit.minicinder.inprocess import make_conf
+from tests.support.minicinder_inprocess import CinderClient
+from tests.support.minicinder_inprocess import FakeNova
+from tests.support.minicinder_inprocess import make_conf
 
 
 @pytest.fixture

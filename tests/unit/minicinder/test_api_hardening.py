@@ -16,9 +16,9 @@ from minicinder.db import session as db_session
 from minicinder.volume import fake
 from minicinder.volume import manager as volume_manager
 from tests.unit import fake_keystone
-from tests.unit.minicinder.inprocess import OTHER_PROJECT
-from tests.unit.minicinder.inprocess import PROJECT
-from tests.unit.minicinder.inprocess import make_conf
+from tests.support.minicinder_inprocess import OTHER_PROJECT
+from tests.support.minicinder_inprocess import PROJECT
+from tests.support.minicinder_inprocess import make_conf
 
 MISMATCH = "Invalid input received: Mismatched volume and attachment"
 

@@ -2,7 +2,7 @@
 
 import uuid
 
-from tests.unit.minicinder.inprocess import connector
+from tests.support.minicinder_inprocess import connector
 
 INSTANCE = "31c7b6f4-1d2b-4b5f-9f51-5d6a3a4c8b11"
 INSTANCE2 = "41c7b6f4-1d2b-4b5f-9f51-5d6a3a4c8b22"

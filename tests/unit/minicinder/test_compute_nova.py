@@ -11,8 +11,8 @@ import requests
 from minicinder import exception
 from minicinder.compute import nova
 from ministack import context
-from tests.unit.minicinder.inprocess import PROJECT
-from tests.unit.minicinder.inprocess import make_conf
+from tests.support.minicinder_inprocess import PROJECT
+from tests.support.minicinder_inprocess import make_conf
 
 SERVER = "51c7b6f4-1d2b-4b5f-9f51-5d6a3a4c8b33"
 VOLUME = "0a7e3f5c-6b1d-4d8e-9f20-1a2b3c4d5e6f"

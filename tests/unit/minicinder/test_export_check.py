@@ -5,8 +5,8 @@ tests/functional/minicinder/test_tgtd_restart.py)."""
 import threading
 
 from minicinder.volume import lvm_driver
-from tests.unit.minicinder.inprocess import connector
-from tests.unit.minicinder.inprocess import make_conf
+from tests.support.minicinder_inprocess import connector
+from tests.support.minicinder_inprocess import make_conf
 from tests.support.fake_storage import FakeTgtadm
 
 INSTANCES = ("61c7b6f4-1d2b-4b5f-9f51-5d6a3a4c8b01",

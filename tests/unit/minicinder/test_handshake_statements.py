@@ -27,19 +27,10 @@ from minicinder.db import api as db
 from minicinder.db import handshake as handshake_db
 from minicinder.db import models
 from ministack import context as ms_context
+from tests.support import handshake_statements as counts
 from tests.support import sql_statements
-from tests.unit.minicinder.inprocess import PROJECT
-from tests.unit.minicinder.inprocess import connector
-
-# Per step, on SQLite: (BEGIN IMMEDIATE counted) ...
-RESERVE = 5       # BEGIN, lock+read volume, CAS, INSERT, read it back
-FIRST_PUT = 8     # volume id, checks; BEGIN + export write; BEGIN, 2 CAS,
-#                   read back
-PUT_AGAIN = 6     # (the export exists: no export write)
-COMPLETE = 4      # BEGIN, read attachment+volume, 2 CAS
-BEGIN_DETACHING = 3   # BEGIN, read volume, CAS
-DELETE = 9        # volume id, attachment, ref, connectors; BEGIN, lock,
-#                   soft delete, remaining attachments, status
+from tests.support.minicinder_inprocess import PROJECT
+from tests.support.minicinder_inprocess import connector
 
 
 @pytest.fixture
@@ -74,7 +65,7 @@ def test_each_step_of_the_handshake(cinder, driver, statements, who):
         "attachment": {"volume_uuid": vol, "instance_uuid": instance}})
     assert resp.status_code == 200, resp.body
     assert resp.body["attachment"]["status"] == "reserved"
-    assert count == RESERVE
+    assert count == counts.RESERVE
     att = resp.body["attachment"]["id"]
 
     resp, count = _count(statements, caller.put, "/attachments/%s" % att,
@@ -83,32 +74,32 @@ def test_each_step_of_the_handshake(cinder, driver, statements, who):
     assert resp.body["attachment"]["status"] == "attaching"
     assert resp.body["attachment"]["connection_info"]["target_lun"] == 1
     assert driver.exports[vol] == {connector()["initiator"]}
-    assert count == FIRST_PUT
+    assert count == counts.FIRST_PUT
 
     resp, count = _count(statements, caller.put, "/attachments/%s" % att,
                          {"attachment": {"connector": connector()}})
     assert resp.status_code == 200, resp.body
-    assert count == PUT_AGAIN
+    assert count == counts.PUT_AGAIN
 
     resp, count = _count(statements, caller.post,
                          "/attachments/%s/action" % att,
                          {"os-complete": {}})
     assert resp.status_code == 204, resp.body
-    assert count == COMPLETE
+    assert count == counts.COMPLETE
 
     resp, count = _count(statements, caller.post,
                          "/volumes/%s/action" % vol,
                          {"os-begin_detaching": {}})
     assert resp.status_code == 202, resp.body
     assert cinder.volume(vol)["status"] == "detaching"
-    assert count == BEGIN_DETACHING
+    assert count == counts.BEGIN_DETACHING
 
     resp, count = _count(statements, caller.delete, "/attachments/%s" % att)
     assert resp.status_code == 200, resp.body
     assert resp.body == {"attachments": []}
     assert not driver.exports[vol]
     assert cinder.volume(vol)["status"] == "available"
-    assert count == DELETE
+    assert count == counts.DELETE
 
 
 def test_counts_do_not_grow_with_what_the_volume_carries(
@@ -131,7 +122,7 @@ def test_counts_do_not_grow_with_what_the_volume_carries(
         "attachment": {"volume_uuid": vol,
                        "instance_uuid": str(uuid.uuid4())}})
     assert resp.status_code == 200, resp.body
-    assert count == RESERVE
+    assert count == counts.RESERVE
     second = resp.body["attachment"]["id"]
 
     other = connector(initiator="iqn.1993-08.org.debian:01:other",
@@ -142,13 +133,13 @@ def test_counts_do_not_grow_with_what_the_volume_carries(
     # Read-only volume: connected read-only whatever the connector says.
     assert resp.body["attachment"]["attach_mode"] == "ro"
     assert resp.body["attachment"]["connection_info"]["access_mode"] == "ro"
-    assert count == PUT_AGAIN
+    assert count == counts.PUT_AGAIN
 
     resp, count = _count(statements, nova.delete,
                          "/attachments/%s" % second)
     assert resp.status_code == 200, resp.body
     assert [a["id"] for a in resp.body["attachments"]] == [first]
-    assert count == DELETE
+    assert count == counts.DELETE
 
 
 # --- the compare-and-swap updates: Core when the session holds nothing ---

@@ -21,11 +21,11 @@ from minicinder.db import session as db_session
 from minicinder.volume import fake
 from minicinder.volume import manager as volume_manager
 from tests.unit import fake_keystone
-from tests.unit.minicinder.inprocess import PROJECT
-from tests.unit.minicinder.inprocess import CinderClient
-from tests.unit.minicinder.inprocess import FakeNova
-from tests.unit.minicinder.inprocess import connector
-from tests.unit.minicinder.inprocess import make_conf
+from tests.support.minicinder_inprocess import PROJECT
+from tests.support.minicinder_inprocess import CinderClient
+from tests.support.minicinder_inprocess import FakeNova
+from tests.support.minicinder_inprocess import connector
+from tests.support.minicinder_inprocess import make_conf
 
 INSTANCE = "51c7b6f4-1d2b-4b5f-9f51-5d6a3a4c8b33"
 NOVA_MESSAGE = "Detach volume from instance %s using the Compute API" \

@@ -25,8 +25,8 @@ from minicinder.db import session as cinder_session
 from ministack import context as ms_context
 from ministack import db as ms_db
 from ministack import microversion
-from tests.unit.minicinder.inprocess import PROJECT
-from tests.unit.minicinder.inprocess import connector
+from tests.support.minicinder_inprocess import PROJECT
+from tests.support.minicinder_inprocess import connector
 
 
 def _dropped(invalidated=True):

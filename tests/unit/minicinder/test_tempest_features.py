@@ -9,7 +9,7 @@ images in ``test_tempest_image_features.py``)."""
 import pytest
 
 from minicinder import exception
-from tests.unit.minicinder.inprocess import connector
+from tests.support.minicinder_inprocess import connector
 from tests.unit.minicinder.tempest_actions import action as _action
 from tests.unit.minicinder.tempest_actions import fault as _fault
 

@@ -22,7 +22,7 @@ def image_stack(tmp_path):
     from minicinder.db import session as db_session
     from minicinder.volume import fake
     from minicinder.volume import manager as volume_manager
-    from tests.unit.minicinder import inprocess
+    from tests.support import minicinder_inprocess as inprocess
 
     image_dir = tmp_path / "images" / IMAGE
     image_dir.mkdir(parents=True)

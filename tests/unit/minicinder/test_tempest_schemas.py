@@ -26,7 +26,7 @@ from minicinder import service
 from minicinder.db import session as db_session
 from minicinder.volume import fake
 from minicinder.volume import manager as volume_manager
-from tests.unit.minicinder import inprocess
+from tests.support import minicinder_inprocess as inprocess
 from tests.unit.minicinder import tempest_schemas
 
 if not tempest_schemas.available():

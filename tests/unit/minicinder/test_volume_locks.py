@@ -89,7 +89,7 @@ def test_several_api_workers_need_the_lvm_driver():
     """The fake driver keeps its volumes in one process's memory."""
     from minicinder import service
     from ministack import exception as ms_exception
-    from tests.unit.minicinder.inprocess import make_conf
+    from tests.support.minicinder_inprocess import make_conf
     conf = make_conf(osapi_volume_workers=2)
     with pytest.raises(ms_exception.ConfigError) as err:
         service.build(conf)

@@ -11,8 +11,8 @@ from minicinder.db import api as db
 from minicinder.db import reads
 from ministack import context as ms_context
 from ministack import microversion
-from tests.unit.minicinder.inprocess import PROJECT
-from tests.unit.minicinder.inprocess import connector
+from tests.support.minicinder_inprocess import PROJECT
+from tests.support.minicinder_inprocess import connector
 
 INSTANCES = ["61c7b6f4-1d2b-4b5f-9f51-5d6a3a4c8b0%d" % i for i in range(3)]
 METADATA = {"zeta": "1", "alpha": "2", "mid": "3"}

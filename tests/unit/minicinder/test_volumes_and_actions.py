@@ -3,7 +3,7 @@
 import uuid
 
 from minicinder import exception
-from tests.unit.minicinder.inprocess import connector
+from tests.support.minicinder_inprocess import connector
 
 INSTANCE = "51c7b6f4-1d2b-4b5f-9f51-5d6a3a4c8b33"
 

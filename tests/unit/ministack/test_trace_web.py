@@ -14,7 +14,7 @@ from osprofiler import profiler
 
 from ministack.trace import storage
 from ministack.trace import web
-from tests.unit.ministack import journey_traces as traces
+from tests.support import journey_traces as traces
 
 
 @pytest.fixture

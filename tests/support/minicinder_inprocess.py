@@ -13,6 +13,7 @@ from werkzeug.test import Client
 from minicinder import conf as cinder_conf
 from minicinder import exception
 from ministack import config
+from tests.support import http_verbs
 
 PROJECT = "6f70656e737461636b20726f636b7321"
 OTHER_PROJECT = "0ther0project"
@@ -30,7 +31,7 @@ def make_conf(**overrides):
     return conf
 
 
-class CinderClient:
+class CinderClient(http_verbs.Verbs):
     """JSON over the WSGI app, as ``project`` at microversion ``version``."""
 
     def __init__(self, app, project=PROJECT, version="3.44", user="admin",
@@ -78,18 +79,6 @@ class CinderClient:
         text = response.get_data(as_text=True)
         response.body = json.loads(text) if text else None
         return response
-
-    def get(self, path, **kw):
-        return self.request("GET", path, **kw)
-
-    def post(self, path, body=None, **kw):
-        return self.request("POST", path, body, **kw)
-
-    def put(self, path, body=None, **kw):
-        return self.request("PUT", path, body, **kw)
-
-    def delete(self, path, **kw):
-        return self.request("DELETE", path, **kw)
 
     # --- shortcuts -----------------------------------------------------------
 
