@@ -35,11 +35,14 @@ class StatusRecorder:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
+    def _sample(self):
+        status = self.cinder.status(self.volume_id)
+        if not self.seen or self.seen[-1] != status:
+            self.seen.append(status)
+
     def _run(self):
         while not self._stop.is_set():
-            status = self.cinder.status(self.volume_id)
-            if not self.seen or self.seen[-1] != status:
-                self.seen.append(status)
+            self._sample()
             # A sampler, not a wait: the pace of its samples.
             time.sleep(self.interval)
 
@@ -50,6 +53,10 @@ class StatusRecorder:
     def __exit__(self, *exc):
         self._stop.set()
         self._thread.join(5)
+        # The state the block ended in: the thread may have slept through
+        # it (a detach that ends within one interval of the block's end
+        # was seen as [in-use, detaching] in a dry run).
+        self._sample()
 
 
 def _attach_ok(stack, server, volume_id, **kwargs):
