@@ -99,10 +99,9 @@ def request(mode, op, params, tid=-1, control_port=0, timeout=10,
     for key, value in params.items():
         if not _VALUE.match(str(value)):
             raise ValueError("unsafe tgtd parameter %s" % key)
+    # No parameters: tgtadm sends no parameter text at all.
     payload = (",".join("%s=%s" % item for item in params.items())
-               .encode("ascii") + b"\0")
-    if not params:
-        payload = b""      # tgtadm sends no parameter text at all then
+               .encode("ascii") + b"\0") if params else b""
     header = _REQUEST.pack(mode, op, b"iscsi", _REQUEST.size + len(payload),
                            tid, 0, _NO_LUN if lun is None else lun,
                            0, 0, 0, 0, 0, 1 if force else 0)

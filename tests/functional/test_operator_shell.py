@@ -7,7 +7,6 @@ PATH, ``source devstack/openrc admin admin`` (or ``demo demo``) sets the
 credentials.
 """
 
-import configparser
 import json
 import os
 import shutil
@@ -15,6 +14,8 @@ import subprocess
 
 import pytest
 import sqlalchemy
+
+from tests.tempest_style import config
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 OPENRC = os.path.join(REPO, "devstack", "openrc")
@@ -157,12 +158,9 @@ def _deployed_database_type():
 
 
 def _live_bdms():
-    """How many BDM rows are live, read the way miniapi reads them."""
-    parser = configparser.ConfigParser(interpolation=None)
-    parser.read("/etc/ministack/miniapi.conf")
-    engine = sqlalchemy.create_engine(parser.get(
-        "database", "connection",
-        fallback="sqlite:////var/lib/ministack/nova.sqlite"))
+    """How many BDM rows are live, through the suite's read-only nova
+    database URL (tempest.conf's ``[validation] nova_db_url``)."""
+    engine = sqlalchemy.create_engine(config.load().nova_db_url)
     try:
         with engine.connect() as conn:
             return conn.execute(sqlalchemy.text(

@@ -309,9 +309,8 @@ def requests_for(lab, route):
             else route.method
         destructive = method.upper() not in SAFE_METHODS
         writes_keystone = keystone_write(route, method)
-        if writes_keystone and sender == "admin":
-            sender = "demo"
         if writes_keystone:
+            sender = "demo" if sender == "admin" else sender
             path = route.path(draw(nobody_paths))
         elif attacks("path"):
             path = route.path(draw(hostile_paths[destructive]))
