@@ -118,8 +118,12 @@ class ComputeManager:
             return db_api.to_dict(bdm)
 
     @messaging.expected_exceptions(*_VOLUME_ERRORS)
-    def attach_volume(self, ctxt, instance, bdm):
-        """Wire the reserved BDM's volume into the instance (RPC cast)."""
+    def attach_volume(self, ctxt, instance, bdm, multiattach=None):
+        """Wire the reserved BDM's volume into the instance (RPC cast).
+
+        :param multiattach: the volume's flag as the API read it (1.2);
+            None (an older API) makes the attach read the volume.
+        """
         instance = self.load_instance(ctxt, instance)
         with self._event(ctxt, "attach_volume", instance,
                          bdm.get("volume_id")), \
@@ -135,7 +139,7 @@ class ComputeManager:
                 row, self._persist_bdm(ctxt, row.id))
             try:
                 driver_bdm.attach(ctxt, instance, self.volume_api,
-                                  self.driver)
+                                  self.driver, multiattach=multiattach)
             except Exception:
                 with excutils.save_and_reraise_exception():
                     LOG.exception("Failed to attach volume %s at %s to %s",

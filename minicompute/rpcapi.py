@@ -54,9 +54,11 @@ class ComputeAPI:
       attach_volume, detach_volume, build_and_run_instance, stop_instance,
       start_instance, terminate_instance (casts).
     * 1.1 - reboot_instance (cast), get_console_output (call).
+    * 1.2 - attach_volume takes the volume's ``multiattach`` flag: the
+      API has just read the volume, so the host need not GET it again.
     """
 
-    VERSION = "1.1"
+    VERSION = "1.2"
 
     def __init__(self, transport, timeout=None):
         """:param timeout: seconds a CALL waits (``rpc_call_timeout``)."""
@@ -87,11 +89,19 @@ class ComputeAPI:
                           device_type=device_type, tag=tag,
                           multiattach=multiattach)
 
-    def attach_volume(self, ctxt, instance, bdm):
-        """CAST: wire the reserved BDM's volume into the instance."""
-        cctxt = self._prepare(instance)
-        cctxt.cast(ctxt, "attach_volume", instance=_primitive(instance),
-                   bdm=_primitive(bdm))
+    def attach_volume(self, ctxt, instance, bdm, multiattach=None):
+        """CAST: wire the reserved BDM's volume into the instance.
+
+        :param multiattach: the volume's flag as the API read it; a host
+            older than 1.2 (or None here) reads the volume itself.
+        """
+        kwargs = {"instance": _primitive(instance), "bdm": _primitive(bdm)}
+        version = "1.0"
+        if multiattach is not None and self.client.can_send_version("1.2"):
+            version = "1.2"
+            kwargs["multiattach"] = bool(multiattach)
+        cctxt = self._prepare(instance, version=version)
+        cctxt.cast(ctxt, "attach_volume", **kwargs)
 
     def detach_volume(self, ctxt, instance, volume_id, attachment_id=None):
         """CAST: unplug ``volume_id`` and delete its Cinder attachment."""

@@ -102,7 +102,8 @@ class VolumeOperations:
                                     {"attachment_id": attachment_id})
             db_api.action_start(ctxt, instance.uuid,
                                 instance_actions.ATTACH_VOLUME)
-            self.compute_rpcapi.attach_volume(ctxt, instance_p, bdm)
+            self.compute_rpcapi.attach_volume(ctxt, instance_p, bdm,
+                                              multiattach=multiattach)
         except Exception:
             with excutils.save_and_reraise_exception():
                 self._undo_reserve(ctxt, bdm_id, attachment_id)

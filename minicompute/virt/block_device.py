@@ -69,17 +69,27 @@ class DriverVolumeBlockDevice:
 
     # -- attach -
 
-    def attach(self, ctxt, instance, volume_api, virt_driver):
+    def attach(self, ctxt, instance, volume_api, virt_driver,
+               multiattach=None):
         """Wire the volume into the instance; the volume ends in-use.
 
         On any failure the whole Cinder side is rolled back here: the
         attachment the API created is deleted (or, legacy flow, the
         reservation undone), so the volume is attachable again. The
         caller only destroys the BDM.
+
+        :param multiattach: the volume's flag as the API read it just
+            before it reserved the volume (nova reads the volume again
+            here; the flag is all the attachment flow uses of it). None:
+            read the volume, as the legacy flow always does.
         """
         ctxt = ctxt.elevated()
         try:
-            volume = volume_api.get(ctxt, self.volume_id)
+            if multiattach is not None and self.attachment_id:
+                volume = {"id": self.volume_id,
+                          "multiattach": bool(multiattach)}
+            else:
+                volume = volume_api.get(ctxt, self.volume_id)
             connector = virt_driver.get_volume_connector(instance)
             if not self.attachment_id:
                 self._legacy_volume_attach(ctxt, volume, connector,

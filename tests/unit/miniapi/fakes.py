@@ -19,7 +19,7 @@ from tests.support import waiting
 class FakeComputeManager:
     """RPC endpoint with the compute manager's method names."""
 
-    target = messaging.Target(version="1.1")
+    target = messaging.Target(version="1.2")
 
     def __init__(self, host):
         self.host = host
@@ -78,9 +78,9 @@ class FakeComputeManager:
         self.casts.append((name, kwargs))
         self.received.set()
 
-    def attach_volume(self, ctxt, instance, bdm):
+    def attach_volume(self, ctxt, instance, bdm, multiattach=None):
         self._record("attach_volume", instance=instance, bdm=bdm,
-                     request_id=ctxt.request_id)
+                     multiattach=multiattach, request_id=ctxt.request_id)
 
     def detach_volume(self, ctxt, instance, volume_id, attachment_id=None):
         self._record("detach_volume", instance=instance,

@@ -42,6 +42,8 @@ def test_attach_sequence(api, make_server, volumes, compute):
     cast = compute.wait_for_cast("attach_volume", server_id)
     assert cast["bdm"]["attachment_id"] == bdm.attachment_id
     assert cast["instance"]["uuid"] == server_id
+    # The volume's flag as the API read it: the host need not GET it.
+    assert cast["multiattach"] is False
     actions = db_api.action_get_all(context.get_admin_context(), server_id)
     assert actions[0].action == "attach_volume"
 

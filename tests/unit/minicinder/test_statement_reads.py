@@ -102,7 +102,10 @@ def test_server_statement_engine_autocommits_unpinged(engine_kwargs, url):
     assert database.statement_engine is not database.reader_engine
     reader, statements = engine_kwargs[0][1], engine_kwargs[-1][1]
     assert len(engine_kwargs) == 2
-    assert reader["pool_pre_ping"] is True        # ORM reads and writes
+    # ORM reads and writes: ministack.db.watch_server_connections checks
+    # out and returns them without a ping or a ROLLBACK.
+    assert reader["pool_pre_ping"] is False
+    assert reader["pool_reset_on_return"] is None
     assert statements["isolation_level"] == "AUTOCOMMIT"
     assert statements["skip_autocommit_rollback"] is True
     assert statements["pool_pre_ping"] is False

@@ -11,8 +11,13 @@ def action_events(ctxt, server):
             for e in db_api.action_events_get(ctxt, a.id)]
 
 
-def api_attach(ctxt, client, volume_api, server, volume_id, device=None):
-    """The API phase, as miniapi does it: reserve name, create, cast."""
+def api_attach(ctxt, client, volume_api, server, volume_id, device=None,
+               send_multiattach=True):
+    """The API phase, as miniapi does it: reserve name, create, cast.
+
+    :param send_multiattach: False casts as an API older than RPC 1.2
+        did, without the volume's flag.
+    """
     vol = volume_api.get(ctxt, volume_id)
     bdm = client.reserve_block_device_name(
         ctxt, server, device, volume_id, multiattach=vol["multiattach"])
@@ -21,5 +26,6 @@ def api_attach(ctxt, client, volume_api, server, volume_id, device=None):
     bdm = db_api.to_dict(db_api.bdm_update(ctxt, bdm["id"], {
         "attachment_id": att["id"]}))
     db_api.action_start(ctxt, server["uuid"], "attach_volume")
-    client.attach_volume(ctxt, server, bdm)
+    client.attach_volume(ctxt, server, bdm, multiattach=vol["multiattach"]
+                         if send_multiattach else None)
     return bdm

@@ -57,6 +57,37 @@ def test_attach_then_detach(ctxt, stack, server):
         ("compute_detach_volume", "Success")}
 
 
+@pytest.mark.parametrize("multiattach", [False, True])
+def test_attach_takes_the_flag_the_api_read(ctxt, stack, server,
+                                            multiattach):
+    """RPC 1.2: the cast carries the volume's multiattach flag, so the
+    host's attach makes no GET of the volume (the API's was the last)."""
+    _, client, _, volume_api = stack
+    vid = volume_api.add_volume(multiattach=multiattach)
+    bdm = api_attach(ctxt, client, volume_api, server, vid)
+    assert volume_api.status(vid) == "in-use"
+    after_api = volume_api.calls[volume_api.calls.index(
+        "attachment_create") + 1:]
+    assert "get" not in after_api
+    assert after_api[:1] == ["attachment_update"]
+    info = json.loads(db_api.bdm_get(ctxt, bdm["id"]).connection_info)
+    assert info.get("multiattach", False) is multiattach
+
+
+def test_attach_reads_the_volume_when_the_cast_has_no_flag(ctxt, stack,
+                                                           server):
+    """A cast as an API older than RPC 1.2 sent it: the host GETs."""
+    _, client, _, volume_api = stack
+    vid = volume_api.add_volume(multiattach=True)
+    bdm = api_attach(ctxt, client, volume_api, server, vid,
+                     send_multiattach=False)
+    after_api = volume_api.calls[volume_api.calls.index(
+        "attachment_create") + 1:]
+    assert after_api[:2] == ["get", "attachment_update"]
+    info = json.loads(db_api.bdm_get(ctxt, bdm["id"]).connection_info)
+    assert info["multiattach"] is True
+
+
 def test_reserve_rejects_same_volume_twice(ctxt, stack, server):
     _, client, _, volume_api = stack
     vid = volume_api.add_volume()

@@ -35,7 +35,11 @@ def test_server_engines_pool_all_api_threads_and_workers(engine_kwargs, url):
     kwargs = engine_kwargs[-1][1]
     # 8 waitress threads + 4 manager workers read at once.
     assert kwargs["pool_size"] >= 12
-    assert kwargs["pool_pre_ping"] is True
+    # No round trip to check out or return a connection: the socket
+    # check and the commit-aware reset of watch_server_connections
+    # (tests/functional/databases/test_pooled_connections.py).
+    assert kwargs["pool_pre_ping"] is False
+    assert kwargs["pool_reset_on_return"] is None
 
 
 def test_minicinder_passes_its_reader_pool_size(engine_kwargs):
@@ -46,4 +50,7 @@ def test_minicinder_passes_its_reader_pool_size(engine_kwargs):
 
 def test_sqlite_file_engines_keep_sqlalchemys_pool(engine_kwargs, tmp_path):
     ms_db.make_engine("sqlite:///%s" % (tmp_path / "x.sqlite"))
-    assert "pool_size" not in engine_kwargs[-1][1]
+    kwargs = engine_kwargs[-1][1]
+    assert "pool_size" not in kwargs
+    assert kwargs["pool_pre_ping"] is True
+    assert "pool_reset_on_return" not in kwargs
