@@ -271,7 +271,8 @@ def _racing_cas(database, ctx, volume_id):
 @pytest.mark.parametrize("kind", ["postgresql", "mariadb"])
 def test_minicinder_rides_out_a_database_restart(kind, request, tmp_path):
     """The server goes away with every pooled connection; the daemon's
-    next requests reconnect (``pool_pre_ping``) and nothing written
+    next requests reconnect (the checkout's socket check,
+    ``ministack.db.watch_server_connections``) and nothing written
     before the restart is lost."""
     private_stack.skip_unless_lab()     # minicinder needs the lab's VG
     urls = request.getfixturevalue(kind + "_urls")

@@ -3,7 +3,8 @@
 The recovery stack again, but with both databases on a private PostgreSQL
 server (``database_servers.py``) instead of SQLite files. With a volume
 attached, the server is restarted: every pooled connection of the three
-daemons dies. Their next use of the database reconnects (``pool_pre_ping``),
+daemons dies. Their next use of the database reconnects (the checkout
+sees the closed socket: ``ministack.db.watch_server_connections``),
 so the detach that follows works, a new attach and detach work, the compute
 host keeps its heartbeat (still "up" for the API), and the test ends, like
 every fault test, with a clean audit and nothing leaked.
@@ -50,7 +51,7 @@ def test_postgresql_restarted_under_the_stack(stack, guest, volumes,
     restarted = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
     postgresql_urls["restart"]()
     # The first requests after the restart find dead connections in every
-    # daemon's pool; pre-ping replaces them instead of failing.
+    # daemon's pool; the checkout replaces them instead of failing.
     assert nova.detach(guest, vid).status_code == 202
     cinder.wait_status(vid, "available", timeout=60)
     waiting.wait_for("BDM gone", lambda: probe.bdm(guest, vid) is None)
