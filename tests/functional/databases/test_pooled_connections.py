@@ -19,15 +19,21 @@ from tests.support.database_servers import postgresql_urls  # noqa: F401
 BACKENDS = ["mariadb-pymysql", "mariadb-mysqlclient", "postgresql"]
 
 
+def _nova_url(urls, driver):
+    """The private server's nova URL through ``driver`` (the fixtures
+    give PyMySQL's for MariaDB)."""
+    if driver != "mysqlclient":
+        return urls["nova"]
+    pytest.importorskip("MySQLdb")
+    return urls["nova"].replace("mysql+pymysql://", "mysql+mysqldb://")
+
+
 @pytest.fixture(scope="module", params=BACKENDS)
 def server(request):
     kind, _, driver = request.param.partition("-")
     urls = request.getfixturevalue(kind + "_urls")
-    url = urls["nova"]
-    if driver == "mysqlclient":
-        pytest.importorskip("MySQLdb")
-        url = url.replace("mysql+pymysql://", "mysql+mysqldb://")
-    return {"kind": kind, "url": url, "restart": urls["restart"]}
+    return {"kind": kind, "url": _nova_url(urls, driver),
+            "restart": urls["restart"]}
 
 
 @pytest.fixture
@@ -83,10 +89,7 @@ def mariadb_engines(request, mariadb_urls):  # noqa: F811
     """(engine, observer) on the private MariaDB through each driver: its
     global status counts each kind of command (PostgreSQL has no such
     per-command counters)."""
-    url = mariadb_urls["nova"]
-    if request.param == "mysqlclient":
-        pytest.importorskip("MySQLdb")
-        url = url.replace("mysql+pymysql://", "mysql+mysqldb://")
+    url = _nova_url(mariadb_urls, request.param)
     engine = db.make_engine(url, pool_size=1)
     observer = db.make_engine(url, pool_size=1)
     yield engine, observer
