@@ -1,41 +1,45 @@
 """The one module that talks to Cinder (minicinder), as nova/volume/cinder.py.
 
-Every call goes through python-cinderclient at microversion 3.44 (the first
-with ``attachment_complete``), on a keystoneauth session pointed straight
-at ``[cinder] endpoint_template`` for the caller's project. The caller's
-identity travels as ``[cinder] auth_strategy`` says: with ``keystone``,
-the caller's token plus nova's service token (``X-Service-Token``, so
-Cinder knows the call comes from Nova; OSSA-2023-003); with ``noauth``,
-the headers minicinder reads (``X-Auth-Token: user:project``, ``X-User-Id``,
-``X-Project-Id``, ``X-Roles``). The request id travels in
-``X-OpenStack-Request-ID`` so one request can be followed through the logs
-of all three daemons.
+Every call is one or two Cinder v3 REST requests at microversion 3.44
+(the first with ``attachment_complete``), sent by ``cinder_http`` on
+kept-alive ``http.client`` connections to ``[cinder] endpoint_template``
+for the caller's project. The requests are those python-cinderclient
+9.10.0 sent at 3.44 (URLs, methods, bodies, headers), without its cost
+(about 1 ms of client CPU per call through cinderclient, keystoneauth and
+requests). The caller's identity travels as ``[cinder] auth_strategy``
+says: with ``keystone``, the caller's token plus nova's service token
+(``X-Service-Token``, so Cinder knows the call comes from Nova;
+OSSA-2023-003), from keystoneauth's cached service-account plugin (it
+re-authenticates before expiry; one keystoneauth Session per API object
+fetches the tokens); with ``noauth``, the headers minicinder reads
+(``X-Auth-Token: user:project``, ``X-User-Id``, ``X-Project-Id``,
+``X-Roles``). The request id travels in ``X-OpenStack-Request-ID`` so one
+request can be followed through the logs of all three daemons.
 
-Errors are translated once, by ``cinder_errors``: cinderclient and
-keystoneauth exceptions never leave this module. 404s become the "not
+Errors are translated once, by ``cinder_errors``: the transport's and
+keystoneauth's exceptions never leave this module. 404s become the "not
 found" of the thing asked about (VolumeNotFound,
 VolumeAttachmentNotFound), 400 becomes InvalidInput (nova's API turns
 that into InvalidVolume where upstream does), 403/409 keep their meaning,
 and an unreachable Cinder is CinderConnectionFailed.
 
-Results are plain dicts. ``get`` reshapes the volume like nova's
-``_untranslate_volume_summary_view``: ``attachments`` is a dict keyed by
-instance uuid (``{uuid: {"attachment_id", "mountpoint"}}``), because that
-is how every caller looks attachments up.
+Results are plain dicts, the JSON Cinder answered. ``get`` reshapes the
+volume like nova's ``_untranslate_volume_summary_view``: ``attachments``
+is a dict keyed by instance uuid (``{uuid: {"attachment_id",
+"mountpoint"}}``), because that is how every caller looks attachments up.
 """
 
-import os
+import threading
 import time
+from urllib import parse as urlparse
 
-import requests
-from cinderclient import api_versions
-from cinderclient import client as cinder_client
-from keystoneauth1 import plugin as ks_plugin
+from keystoneauth1 import exceptions as ks_exception
+from keystoneauth1 import session as ks_session
 from oslo_log import log as logging
 
 from minicompute import conf as compute_conf
 from minicompute import exception
-from minicompute.volume import cinder_spans
+from minicompute.volume import cinder_http
 from minicompute.volume.cinder_errors import (
     _CLIENT_ERRORS, _attachment_not_found, _retriable, _translate,
     _volume_not_found)
@@ -44,71 +48,8 @@ LOG = logging.getLogger(__name__)
 
 # attachment_complete appeared in 3.44; every call is made at this version.
 MICROVERSION = "3.44"
-#: Kept-alive connections to Cinder per host: the RPC executor's default
-#: thread count (a call beyond it opens a connection that is not kept).
-HTTP_POOL_SIZE = 64
-
-
-def http_session():
-    """One ``requests.Session`` for every Cinder call of the process, so
-    connections are kept alive and reused, as upstream nova keeps one
-    keystoneauth session (``nova/volume/cinder.py`` ``_SESSION``). A new
-    one per call opened a TCP connection per call and kept its socket
-    until the garbage collector found it (issue 16)."""
-    http = _HttpSession()
-    adapter = requests.adapters.HTTPAdapter(pool_maxsize=HTTP_POOL_SIZE)
-    http.mount("http://", adapter)
-    http.mount("https://", adapter)
-    return http
-
-
-class _HttpSession(requests.Session):
-    """requests' Session that reads the process environment once.
-
-    requests looks at the environment on every request (every proxy
-    variable, through ``urllib.request.getproxies_environment``, the CA
-    bundle variables, and ``~/.netrc`` on disk): a quarter to a third of
-    what a Cinder call cost in requests (issue 16). A daemon's
-    environment does not change while it runs, so it is read here, once.
-    With a proxy variable or a netrc file, requests' own handling stays
-    on (``trust_env``); without, ``trust_env`` is off and the merge below
-    gives what requests' would: no proxies and no netrc credentials from
-    the environment, ``REQUESTS_CA_BUNDLE`` or ``CURL_CA_BUNDLE`` for a
-    request that verifies with the default bundle. (A netrc file created
-    after start-up is read from the next restart on.)
-    """
-
-    def __init__(self, environ=None):
-        super().__init__()
-        environ = os.environ if environ is None else environ
-        self._env_ca_bundle = (environ.get("REQUESTS_CA_BUNDLE")
-                               or environ.get("CURL_CA_BUNDLE"))
-        self.trust_env = _environment_matters(environ)
-
-    def merge_environment_settings(self, url, proxies, stream, verify,
-                                   cert):
-        if self.trust_env:
-            return super().merge_environment_settings(url, proxies, stream,
-                                                      verify, cert)
-        if verify is True or verify is None:
-            verify = self._env_ca_bundle or verify
-        merge = requests.sessions.merge_setting
-        return {"proxies": merge(proxies, self.proxies),
-                "stream": merge(stream, self.stream),
-                "verify": merge(verify, self.verify),
-                "cert": merge(cert, self.cert)}
-
-
-def _environment_matters(environ):
-    """Whether requests would take proxies or credentials from the
-    environment: a ``*_proxy`` variable, or a netrc file (``NETRC``,
-    else ``~/.netrc`` or ``~/_netrc``, as ``requests.utils``)."""
-    if any(key.lower().endswith("_proxy") for key in environ):
-        return True
-    if environ.get("NETRC"):
-        return True
-    return any(os.path.exists(os.path.expanduser("~/" + name))
-               for name in requests.utils.NETRC_FILES)
+_VERSION_HEADERS = dict(cinder_http.BASE_HEADERS, **{
+    "OpenStack-API-Version": "volume " + MICROVERSION})
 
 
 def _untranslate_volume(volume):
@@ -140,9 +81,7 @@ def _attachment_dict(attachment):
     ..., "data": {...}}``, as the legacy initialize_connection returns it.
     This is nova's ``_translate_attachment_ref``.
     """
-    data = attachment.to_dict() if hasattr(attachment, "to_dict") \
-        else dict(attachment)
-    data.pop("manager", None)
+    data = dict(attachment)
     flat = dict(data.get("connection_info") or {})
     nested = {}
     if flat:
@@ -156,24 +95,37 @@ def _attachment_dict(attachment):
     return data
 
 
-class _NoAuthPlugin(ks_plugin.BaseAuthPlugin):
-    """Identity headers of a noauth deployment, on every request.
+def _token_headers(auth, session):
+    """``X-Auth-Token`` of the plugin, as keystoneauth's Session asked
+    it for its headers."""
+    headers = auth.get_headers(session)
+    if headers is None:
+        raise ks_exception.AuthorizationFailure(
+            "No valid authentication is available")
+    return headers
 
-    minicinder's ContextMiddleware builds the caller's context from these
-    (as cinderclient's own ``noauth`` plugin sends them); with an identity
-    service this becomes a token plugin and nothing else changes.
+
+def _service_headers(service, session):
+    """``X-Service-Token``, as keystoneauth's ServiceTokenAuthWrapper adds
+    it (nothing if the service plugin gives no token)."""
+    token = service.get_token(session)
+    return {"X-Service-Token": token} if token else {}
+
+
+def _renew(service, session, user):
+    """On a 401: drop the service account's cached token and give the
+    headers again with a new one (None: nothing was dropped, no retry).
+
+    :param user: the caller's ``X-Auth-Token`` header, or None when the
+        service account's token is the only one.
     """
-
-    def __init__(self, headers, endpoint):
-        super().__init__()
-        self._headers = headers
-        self._endpoint = endpoint
-
-    def get_headers(self, session, **kwargs):
-        return dict(self._headers)
-
-    def get_endpoint(self, session, **kwargs):
-        return self._endpoint
+    def reauth():
+        if not service.invalidate():
+            return None
+        if user is None:
+            return service.get_headers(session)
+        return dict(user, **_service_headers(service, session))
+    return reauth
 
 
 class API:
@@ -187,54 +139,82 @@ class API:
         compute_conf.register_cinder_opts(conf)
         self.conf = conf
         self._sleep = sleep
-        self._http = http_session()
+        self._http = cinder_http.Transport()
+        self._token_session = None
+        self._token_lock = threading.Lock()
 
     # -- plumbing ------------------------------------------------------------
 
     def _client(self, ctxt):
+        """A ``cinder_http.Client`` for ``ctxt``: its project's endpoint,
+        identity headers, request id."""
+        opts = self.conf.cinder
+        reauth = None
+        if opts.auth_strategy == "keystone":
+            url, identity, reauth = self._keystone_auth(ctxt)
+        else:
+            url, identity = self._noauth(ctxt)
+        headers = dict(_VERSION_HEADERS, **identity)
+        request_id = ctxt.global_request_id or ctxt.request_id
+        if request_id is not None:
+            headers["X-OpenStack-Request-ID"] = request_id
+        return cinder_http.Client(self._http, url, headers,
+                                  opts.http_timeout, reauth=reauth)
+
+    def _noauth(self, ctxt):
+        """The URL and the identity headers of a noauth deployment
+        (minicinder's ContextMiddleware builds the caller's context from
+        them, as cinderclient's own ``noauth`` plugin sends them)."""
         project = ctxt.project_id or "admin"
-        if self.conf.cinder.auth_strategy == "keystone":
-            return self._keystone_client(ctxt)
         url = self.conf.cinder.endpoint_template % {"project_id": project}
-        headers = {
+        return url, {
             "X-Auth-Token": "%s:%s" % (ctxt.user_id or "nova", project),
             "X-User-Id": ctxt.user_id or "nova",
             "X-Project-Id": project,
             "X-Roles": ",".join(ctxt.roles or []),
             "X-Service-Token": "nova",   # Nova's call, not the user's
         }
-        session = cinder_spans.Session(auth=_NoAuthPlugin(headers, url),
-                                     session=self._http,
-                                     timeout=self.conf.cinder.http_timeout)
-        return cinder_client.Client(
-            api_versions.APIVersion(MICROVERSION), session=session,
-            endpoint_override=url,
-            global_request_id=ctxt.global_request_id or ctxt.request_id)
 
-    def _keystone_client(self, ctxt):
-        """A client with the caller's token and nova's service token.
+    def _keystone_auth(self, ctxt):
+        """The URL, the caller's token and nova's service token, and how
+        to renew the service token on a 401 (as keystoneauth's Session
+        did: once, after the plugin dropped its cached token).
+
+        The headers are those of ``identity_client.get_auth_plugin``'s
+        plugin, taken from the same cached ``v3.Password``; it is not
+        called per request because registering ``[service_user]`` again
+        empties oslo.config's cache (a third of a call's CPU).
 
         Work the host starts itself (reconciliation, start-up recovery)
         has no user token: it runs as the service account alone, in the
         service account's project.
         """
         from ministack.identity import client as identity_client
+        session = self._tokens()
+        template = self.conf.cinder.endpoint_template
         if ctxt.auth_token:
-            url = self.conf.cinder.endpoint_template % {
-                "project_id": ctxt.project_id}
-            auth = identity_client.get_auth_plugin(self.conf, ctxt, url)
-        else:
-            auth = identity_client.service_auth_plugin(self.conf)
-            url = None
-        session = cinder_spans.Session(auth=auth, session=self._http,
-                                     timeout=self.conf.cinder.http_timeout)
-        if url is None:
-            url = self.conf.cinder.endpoint_template % {
-                "project_id": session.get_project_id()}
-        return cinder_client.Client(
-            api_versions.APIVersion(MICROVERSION), session=session,
-            endpoint_override=url,
-            global_request_id=ctxt.global_request_id or ctxt.request_id)
+            url = template % {"project_id": ctxt.project_id}
+            user = {"X-Auth-Token": ctxt.auth_token}
+            if not self.conf.service_user.send_service_user_token:
+                return url, user, None    # a user's token is not renewed
+            service = identity_client._service_auth(self.conf)
+            return url, dict(user, **_service_headers(service, session)), \
+                _renew(service, session, user)
+        service = identity_client._service_auth(self.conf)
+        url = template % {"project_id": service.get_project_id(session)}
+        return url, _token_headers(service, session), \
+            _renew(service, session, None)
+
+    def _tokens(self):
+        """The one keystoneauth Session the service account's token is
+        fetched (and renewed) through; ``[service_user]`` registered."""
+        with self._token_lock:
+            if self._token_session is None:
+                from ministack.identity import conf as identity_conf
+                identity_conf.register_opts(self.conf)
+                self._token_session = ks_session.Session(
+                    timeout=self.conf.cinder.http_timeout)
+            return self._token_session
 
     def _retry(self, func, *args):
         """Run ``func`` retrying 5xx and connect errors (idempotent calls)."""
@@ -250,6 +230,12 @@ class API:
                             attempts - 1)
                 self._sleep(min(2 ** attempt, 10))
 
+    def _action(self, ctxt, volume_id, action, info=None, client=None):
+        """POST ``{action: info}`` to the volume's ``/action``; Cinder's
+        answer (None for an empty one)."""
+        client = client or self._client(ctxt)
+        return client.post("/volumes/%s/action" % volume_id, {action: info})
+
     # -- volumes -------------------------------------------------------------
 
     @_translate(not_found=_volume_not_found)
@@ -258,8 +244,8 @@ class API:
 
         :raises VolumeNotFound:
         """
-        volume = self._client(ctxt).volumes.get(volume_id)
-        return _untranslate_volume(volume.to_dict())
+        volume = self._client(ctxt).get("/volumes/%s" % volume_id)
+        return _untranslate_volume(volume["volume"])
 
     @_translate()
     def get_all(self, ctxt):
@@ -267,8 +253,8 @@ class API:
 
         For nova's os-volumes proxy (``GET /os-volumes``, up to 2.35).
         """
-        return [_untranslate_volume(v.to_dict()) for v in
-                self._client(ctxt).volumes.list(detailed=True)]
+        return [_untranslate_volume(v) for v in
+                self._client(ctxt).list("/volumes/detail", "volumes")]
 
     @_translate()
     def create(self, ctxt, size, name=None, description=None,
@@ -278,11 +264,16 @@ class API:
 
         :raises InvalidInput: Cinder refused the request (400).
         """
-        volume = self._client(ctxt).volumes.create(
-            size, name=name, description=description,
-            volume_type=volume_type, metadata=metadata or {},
-            availability_zone=availability_zone, snapshot_id=snapshot_id)
-        return _untranslate_volume(volume.to_dict())
+        # Every key cinderclient sent, the unused ones as null.
+        body = {"volume": {
+            "size": size, "consistencygroup_id": None,
+            "snapshot_id": snapshot_id, "name": name,
+            "description": description, "volume_type": volume_type,
+            "availability_zone": availability_zone,
+            "metadata": metadata or {}, "imageRef": None,
+            "source_volid": None, "backup_id": None}}
+        volume = self._client(ctxt).post("/volumes", body)
+        return _untranslate_volume(volume["volume"])
 
     def check_attached(self, ctxt, volume):
         """:raises InvalidVolume: the volume is not in-use."""
@@ -294,7 +285,7 @@ class API:
     @_translate(not_found=_volume_not_found)
     def delete(self, ctxt, volume_id):
         """Delete the volume (used for delete_on_termination)."""
-        self._client(ctxt).volumes.delete(volume_id)
+        self._client(ctxt).delete("/volumes/%s" % volume_id)
 
     # -- the 3.44 attachment handshake ----------------------------------------
 
@@ -309,14 +300,17 @@ class API:
         """
         if connector is not None and mountpoint:
             connector = dict(connector, mountpoint=mountpoint)
-        return dict(self._client(ctxt).attachments.create(
-            volume_id, connector, instance_uuid))
+        body = {"volume_uuid": volume_id, "connector": connector}
+        if instance_uuid:
+            body["instance_uuid"] = instance_uuid
+        return self._client(ctxt).post(
+            "/attachments", {"attachment": body})["attachment"]
 
     @_translate(not_found=_attachment_not_found)
     def attachment_get(self, ctxt, attachment_id):
         """:raises VolumeAttachmentNotFound:"""
-        return _attachment_dict(
-            self._client(ctxt).attachments.show(attachment_id))
+        return _attachment_dict(self._client(ctxt).get(
+            "/attachments/%s" % attachment_id)["attachment"])
 
     @_translate()
     def attachment_list(self, ctxt, instance_id=None, volume_id=None):
@@ -326,13 +320,13 @@ class API:
         :returns: list of ``{"id", "volume_id", "instance", "status",
             "attached_at"}`` dicts (Cinder's attachment summary).
         """
-        opts = {"all_tenants": 1}
+        query = {"all_tenants": 1}
         if instance_id:
-            opts["instance_id"] = instance_id
+            query["instance_id"] = instance_id
         if volume_id:
-            opts["volume_id"] = volume_id
-        return [dict(a.to_dict()) for a in
-                self._client(ctxt).attachments.list(search_opts=opts)]
+            query["volume_id"] = volume_id
+        url = "/attachments?" + urlparse.urlencode(sorted(query.items()))
+        return self._client(ctxt).list(url, "attachments")
 
     @_translate(not_found=_attachment_not_found)
     def attachment_update(self, ctxt, attachment_id, connector,
@@ -346,13 +340,15 @@ class API:
         if mountpoint:
             connector["mountpoint"] = mountpoint
         client = self._client(ctxt)
-        return _attachment_dict(self._retry(
-            client.attachments.update, attachment_id, connector))
+        answer = self._retry(client.put, "/attachments/%s" % attachment_id,
+                             {"attachment": {"connector": connector}})
+        return _attachment_dict(answer["attachment"])
 
     @_translate(not_found=_attachment_not_found)
     def attachment_complete(self, ctxt, attachment_id):
         """Mark the attachment attached; the volume becomes in-use."""
-        self._client(ctxt).attachments.complete(attachment_id)
+        self._client(ctxt).post("/attachments/%s/action" % attachment_id,
+                                {"os-complete": None})
 
     @_translate(not_found=_attachment_not_found)
     def attachment_delete(self, ctxt, attachment_id):
@@ -362,53 +358,58 @@ class API:
             treat this as done.
         """
         client = self._client(ctxt)
-        self._retry(client.attachments.delete, attachment_id)
+        self._retry(client.delete, "/attachments/%s" % attachment_id)
 
     # -- volume actions (detach bookkeeping and the legacy flow) --------------
 
     @_translate(not_found=_volume_not_found)
     def begin_detaching(self, ctxt, volume_id):
         """in-use -> detaching. :raises InvalidInput: not in-use/attached."""
-        self._client(ctxt).volumes.begin_detaching(volume_id)
+        self._action(ctxt, volume_id, "os-begin_detaching")
 
     @_translate(not_found=_volume_not_found)
     def roll_detaching(self, ctxt, volume_id):
         """detaching -> in-use (the detach failed on the host)."""
-        self._client(ctxt).volumes.roll_detaching(volume_id)
+        self._action(ctxt, volume_id, "os-roll_detaching")
 
     @_translate(not_found=_volume_not_found)
     def reset_status(self, ctxt, volume_id, status, attach_status=None):
         """os-reset_status (admin): the reconciler's repair of a volume
         whose status claims an attachment Cinder no longer has."""
-        self._client(ctxt).volumes.reset_state(
-            volume_id, status, attach_status=attach_status)
+        info = {"status": status} if status else {}
+        if attach_status:
+            info["attach_status"] = attach_status
+        self._action(ctxt, volume_id, "os-reset_status", info)
 
     @_translate(not_found=_volume_not_found)
     def reserve_volume(self, ctxt, volume_id):
         """Legacy: available -> attaching."""
-        self._client(ctxt).volumes.reserve(volume_id)
+        self._action(ctxt, volume_id, "os-reserve")
 
     @_translate(not_found=_volume_not_found)
     def unreserve_volume(self, ctxt, volume_id):
         """Legacy: attaching -> available (undo of reserve_volume)."""
-        self._client(ctxt).volumes.unreserve(volume_id)
+        self._action(ctxt, volume_id, "os-unreserve")
 
     @_translate(not_found=_volume_not_found)
     def initialize_connection(self, ctxt, volume_id, connector):
         """Legacy: export to ``connector``; returns connection_info."""
-        return dict(self._client(ctxt).volumes.initialize_connection(
-            volume_id, connector))
+        return self._action(ctxt, volume_id, "os-initialize_connection",
+                            {"connector": connector})["connection_info"]
 
     @_translate(not_found=_volume_not_found)
     def terminate_connection(self, ctxt, volume_id, connector):
         """Legacy: withdraw the export from ``connector``."""
-        self._client(ctxt).volumes.terminate_connection(volume_id, connector)
+        self._action(ctxt, volume_id, "os-terminate_connection",
+                     {"connector": connector})
 
     @_translate(not_found=_volume_not_found)
     def attach(self, ctxt, volume_id, instance_uuid, mountpoint, mode="rw"):
         """Legacy os-attach: record the attachment; volume -> in-use."""
-        self._client(ctxt).volumes.attach(volume_id, instance_uuid,
-                                          mountpoint, mode=mode)
+        info = {"mountpoint": mountpoint, "mode": mode}
+        if instance_uuid is not None:
+            info["instance_uuid"] = instance_uuid
+        self._action(ctxt, volume_id, "os-attach", info)
 
     @_translate(not_found=_volume_not_found)
     def detach(self, ctxt, volume_id, instance_uuid=None,
@@ -421,7 +422,8 @@ class API:
         client = self._client(ctxt)
         if attachment_id is None and instance_uuid is not None:
             volume = _untranslate_volume(
-                client.volumes.get(volume_id).to_dict())
+                client.get("/volumes/%s" % volume_id)["volume"])
             att = volume["attachments"].get(instance_uuid)
             attachment_id = att["attachment_id"] if att else None
-        client.volumes.detach(volume_id, attachment_id)
+        self._action(ctxt, volume_id, "os-detach",
+                     {"attachment_id": attachment_id}, client=client)

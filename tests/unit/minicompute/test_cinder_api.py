@@ -1,33 +1,35 @@
 """minicompute.volume.cinder: errors are translated once, retries bounded."""
 
 import pytest
-from cinderclient import exceptions as cinder_exception
+from keystoneauth1 import exceptions as ks_exception
 from oslo_config import cfg
 
 from minicompute import exception
 from minicompute.volume import cinder
+from minicompute.volume import cinder_http
 from ministack import context
 from ministack import exception as ms_exception
 
 
-class FakeManager:
-    def __init__(self, errors):
-        self.errors = list(errors)
-        self.calls = 0
-
-    def __getattr__(self, name):
-        def call(*args, **kwargs):
-            self.calls += 1
-            if self.errors:
-                raise self.errors.pop(0)
-            return {"id": "a1", "connection_info": {"x": 1}}
-        return call
+def _http(code, message="no"):
+    return cinder_http.CinderError(code, message, "req-c")
 
 
 class FakeClient:
+    """``cinder_http.Client``'s calls: each raises the next error given,
+    then answers with an attachment."""
+
     def __init__(self, errors=()):
-        self.attachments = FakeManager(errors)
-        self.volumes = FakeManager(errors)
+        self.errors = list(errors)
+        self.calls = 0
+
+    def request(self, *args):
+        self.calls += 1
+        if self.errors:
+            raise self.errors.pop(0)
+        return {"attachment": {"id": "a1", "connection_info": {"x": 1}}}
+
+    get = post = put = delete = list = request
 
 
 @pytest.fixture
@@ -50,38 +52,111 @@ def _with(monkeypatch, api, errors):
 
 
 def test_volume_404_is_volume_not_found(api, ctxt, monkeypatch):
-    _with(monkeypatch, api, [cinder_exception.NotFound(404, "gone")])
+    _with(monkeypatch, api, [_http(404, "gone")])
     with pytest.raises(exception.VolumeNotFound) as err:
         api.get(ctxt, "v1")
     assert err.value.code == 404
 
 
 def test_attachment_404_is_attachment_not_found(api, ctxt, monkeypatch):
-    _with(monkeypatch, api, [cinder_exception.NotFound(404, "gone")])
+    _with(monkeypatch, api, [_http(404, "gone")])
     with pytest.raises(exception.VolumeAttachmentNotFound):
         api.attachment_delete(ctxt, "a1")
 
 
+def test_404_without_a_resource_is_not_found(api, ctxt, monkeypatch):
+    _with(monkeypatch, api, [_http(404, "no such path")])
+    with pytest.raises(ms_exception.NotFound, match="no such path"):
+        api.attachment_list(ctxt)
+
+
 def test_400_is_invalid_input(api, ctxt, monkeypatch):
-    _with(monkeypatch, api, [cinder_exception.BadRequest(400, "in-use")])
-    with pytest.raises(ms_exception.InvalidInput):
+    _with(monkeypatch, api, [_http(400, "in-use")])
+    with pytest.raises(ms_exception.InvalidInput, match="in-use"):
         api.attachment_create(ctxt, "v1", "i1")
 
 
+@pytest.mark.parametrize("code,raised", [
+    (403, ms_exception.Forbidden), (413, ms_exception.Forbidden),
+    (409, ms_exception.Conflict)])
+def test_403_413_409_keep_their_meaning(api, ctxt, monkeypatch, code,
+                                        raised):
+    _with(monkeypatch, api, [_http(code, "quota")])
+    with pytest.raises(raised, match="quota"):
+        api.attachment_create(ctxt, "v1", "i1")
+
+
+@pytest.mark.parametrize("code", [401, 500, 502])
+def test_other_statuses_say_what_cinder_answered(api, ctxt, monkeypatch,
+                                                 code):
+    _with(monkeypatch, api, [_http(code, "boom")])
+    with pytest.raises(exception.CinderConnectionFailed,
+                       match="Cinder answered %d: boom" % code):
+        api.get(ctxt, "v1")
+
+
+@pytest.mark.parametrize("error", [
+    cinder_http.CinderConnectFailure("refused"),
+    cinder_http.CinderTimeout("slow"),
+    cinder_http.CinderSSLError("bad certificate"),
+    ks_exception.ConnectFailure("keystone refused")])
+def test_no_answer_is_cinder_connection_failed(api, ctxt, monkeypatch,
+                                               error):
+    _with(monkeypatch, api, [error])
+    with pytest.raises(exception.CinderConnectionFailed,
+                       match=error.message):
+        api.get(ctxt, "v1")
+
+
+def test_keystone_refusing_the_service_account_is_translated(
+        api, ctxt, monkeypatch):
+    """The service token could not be had: no keystoneauth error leaves
+    the module (as before)."""
+    _with(monkeypatch, api, [ks_exception.Unauthorized("bad password")])
+    with pytest.raises(exception.CinderConnectionFailed,
+                       match="Cinder answered None: bad password"):
+        api.get(ctxt, "v1")
+
+
 def test_update_retries_5xx(api, ctxt, monkeypatch):
-    client = _with(monkeypatch, api, [
-        cinder_exception.ClientException(500, "boom"),
-        cinder_exception.ClientException(504, "slow")])
+    client = _with(monkeypatch, api, [_http(500, "boom"), _http(504, "slow")])
     result = api.attachment_update(ctxt, "a1", {"host": "h"}, "/dev/vdb")
     assert result["connection_info"]["data"] == {"x": 1}
-    assert client.attachments.calls == 3
+    assert client.calls == 3
+
+
+@pytest.mark.parametrize("error", [
+    _http(502), _http(503), cinder_http.CinderConnectFailure("refused"),
+    cinder_http.CinderTimeout("slow"), ks_exception.ConnectFailure("ks")])
+def test_retriable_errors_are_retried(api, ctxt, monkeypatch, error):
+    client = _with(monkeypatch, api, [error])
+    api.attachment_delete(ctxt, "a1")
+    assert client.calls == 2
+
+
+@pytest.mark.parametrize("error", [
+    _http(400), _http(401), _http(404), _http(409),
+    cinder_http.CinderSSLError("bad certificate")])
+def test_other_errors_are_not_retried(api, ctxt, monkeypatch, error):
+    client = _with(monkeypatch, api, [error])
+    with pytest.raises(ms_exception.MinistackException):
+        api.attachment_update(ctxt, "a1", {"host": "h"})
+    assert client.calls == 1
 
 
 def test_retries_are_bounded(api, ctxt, monkeypatch):
-    _with(monkeypatch, api, [cinder_exception.ClientException(500, "x")]
-          * 10)
+    client = _with(monkeypatch, api, [_http(500, "x")] * 10)
     with pytest.raises(exception.CinderConnectionFailed):
         api.attachment_delete(ctxt, "a1")
+    assert client.calls == api.conf.cinder.http_retries + 1
+
+
+def test_calls_that_are_not_idempotent_are_not_retried(api, ctxt,
+                                                      monkeypatch):
+    client = _with(monkeypatch, api, [_http(500, "x")])
+    with pytest.raises(exception.CinderConnectionFailed):
+        api.attachment_complete(ctxt, "a1")
+    assert client.calls == 1
 
 
 def test_flat_connection_info_is_nested():
