@@ -8,14 +8,15 @@ table, in order.
 """
 
 import re
+import ssl
 
 import pytest
-import requests
 import sqlalchemy as sa
 
 from minicompute import exception
 from minicompute.db import api as db_api
-from minicompute.volume import cinder
+from minicompute.db import models
+from minicompute.volume import cinder_http
 from minicompute.virt.libvirt import driver as libvirt_driver
 from ministack import context
 from tests.support import sql_statements
@@ -169,56 +170,97 @@ def home(monkeypatch, tmp_path):
     return tmp_path
 
 
-@pytest.mark.parametrize("env", [
-    {}, {"REQUESTS_CA_BUNDLE": "/etc/a.pem"}, {"CURL_CA_BUNDLE": "/b.pem"},
-    {"https_proxy": "http://proxy.invalid:3128"},
-    {"no_proxy": "localhost", "HTTP_PROXY": "http://proxy.invalid:1"}])
-def test_cinder_http_session_merges_the_environment_as_requests(
-        monkeypatch, home, env):
-    """The Cinder client's requests session reads the environment once,
-    yet settles proxies and verify exactly as requests' own."""
+@pytest.mark.parametrize("env,cafile", [
+    ({}, None), ({"REQUESTS_CA_BUNDLE": "/etc/a.pem"}, "/etc/a.pem"),
+    ({"CURL_CA_BUNDLE": "/b.pem"}, "/b.pem"),
+    ({"REQUESTS_CA_BUNDLE": "/etc/a.pem", "CURL_CA_BUNDLE": "/b.pem"},
+     "/etc/a.pem")])
+def test_cinder_http_transport_reads_the_ca_bundle_once(monkeypatch, home,
+                                                        env, cafile):
+    """The Cinder transport takes the CA bundle from the variables
+    requests read (REQUESTS_CA_BUNDLE first), once, when it is made; a
+    later change of the environment is not looked at."""
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    ours, theirs = cinder.http_session(), requests.Session()
-    for url in ("http://127.0.0.1:8776/v3/p", "https://cinder.invalid/v3"):
-        for verify in (True, None, False, "/own.pem"):
-            assert ours.merge_environment_settings(
-                url, {}, None, verify, None) == \
-                theirs.merge_environment_settings(url, {}, None, verify,
-                                                  None)
+    transport = cinder_http.Transport()
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", "/changed.pem")
+    assert transport.cafile == cafile
 
 
-def test_cinder_http_session_does_not_scan_the_environment(monkeypatch,
-                                                          home):
-    """Without proxy variables and netrc file, no request scans os.environ
-    for proxies or looks for ~/.netrc (requests' get_environ_proxies and
-    get_netrc_auth, per request, before)."""
-    http = cinder.http_session()
+def test_cinder_http_transport_verifies_https_with_one_context(monkeypatch,
+                                                               home):
+    """https to Cinder verifies the certificate and the host name, with
+    one SSL context made for the process' first https connection (not
+    one per request)."""
+    made = []
+    real = ssl.create_default_context
 
-    def scanned(*args, **kwargs):
-        raise AssertionError("the environment was read per request")
+    def create_default_context(cafile=None):
+        made.append(cafile)
+        return real()
 
-    monkeypatch.setattr(requests.sessions, "get_environ_proxies", scanned)
-    monkeypatch.setattr(requests.sessions, "get_netrc_auth", scanned)
-    settings = http.merge_environment_settings(
-        "http://127.0.0.1:8776/v3/p", {}, None, True, None)
-    assert settings["proxies"] == {} and settings["verify"] is True
-    prepared = http.prepare_request(requests.Request(
-        "GET", "http://127.0.0.1:8776/v3/p"))
-    assert "Authorization" not in prepared.headers
+    monkeypatch.setattr(cinder_http.ssl, "create_default_context",
+                        create_default_context)
+    transport = cinder_http.Transport(environ={"CURL_CA_BUNDLE": "/b.pem"})
+    first = transport._connect("https", "cinder.invalid", 8776, 5)
+    second = transport._connect("https", "cinder.invalid", 8776, 5)
+    assert made == ["/b.pem"]
+    assert first._context is second._context
+    assert first._context.verify_mode == ssl.CERT_REQUIRED
+    assert first._context.check_hostname
 
 
-def test_cinder_http_session_keeps_requests_netrc_handling(home):
-    """A netrc file in the home: requests' own handling stays on and
-    its credentials are sent, as before."""
+def test_cinder_http_transport_ignores_proxies_netrc_and_environ(
+        monkeypatch, home):
+    """Proxy variables and a netrc file change nothing (the transport
+    connects directly and sends no netrc credentials), and a request does
+    not read the environment at all."""
+    import http.server
+    import os
+    import threading
+
+    seen = []
+
+    class Cinder(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self):
+            seen.append((self.requestline, dict(self.headers)))
+            self.send_response(200)
+            self.send_header("Connection", "close")    # one request
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Cinder)
+    thread = threading.Thread(target=server.handle_request, daemon=True)
+    thread.start()
     (home / ".netrc").write_text(
         "machine 127.0.0.1 login nova password secret\n")
     (home / ".netrc").chmod(0o600)
-    http = cinder.http_session()
-    assert http.trust_env
-    prepared = http.prepare_request(requests.Request(
-        "GET", "http://127.0.0.1:8776/v3/p"))
-    assert prepared.headers["Authorization"].startswith("Basic ")
+    for key in ("http_proxy", "HTTP_PROXY", "all_proxy"):
+        monkeypatch.setenv(key, "http://proxy.invalid:3128")
+    transport = cinder_http.Transport()
+
+    class Unread(dict):
+        def __getitem__(self, key):
+            raise AssertionError("the environment was read per request")
+        get = __contains__ = keys = items = __iter__ = __getitem__
+
+    monkeypatch.setattr(os, "environ", Unread())
+    url = "http://127.0.0.1:%d/v3/p/volumes/v1" % server.server_port
+    resp = transport.request("GET", url, {"Accept": "application/json"},
+                             timeout=10)
+    monkeypatch.undo()
+    thread.join(10)
+    server.server_close()
+    assert resp.status == 200 and resp.json() == {}
+    (line, headers), = seen
+    assert line == "GET /v3/p/volumes/v1 HTTP/1.1"
+    assert "Authorization" not in headers
 
 
 def test_core_reads_match_the_orm_reads(ctxt, admin_ctxt, instance):
@@ -247,6 +289,43 @@ def test_core_reads_match_the_orm_reads(ctxt, admin_ctxt, instance):
         db_api.bdm_read(ctxt, bdm.id)
     with pytest.raises(exception.VolumeBDMNotFound):
         db_api.bdm_read_by_volume_and_instance(ctxt, "v1", instance.uuid)
+
+
+def _columns(row):
+    return {c.name: getattr(row, c.name)
+            for c in models.BlockDeviceMapping.__table__.columns}
+
+
+def test_core_writes_match_the_orm_reads(ctxt, instance):
+    """The BDM a Core INSERT creates (the model's defaults filled in
+    without reading it back), the BDMs of an instance and the BDM an
+    update reloads, all by Core statements, are what the ORM's query
+    (bdm_get) loads; an update that does not reload returns the columns
+    it wrote, which complete the row the caller holds."""
+    bdm = db_api.bdm_create(ctxt, {
+        "instance_uuid": instance.uuid, "volume_id": "v1",
+        "device_name": "/dev/vdb", "tag": "t"})
+    assert _columns(bdm) == _columns(db_api.bdm_get(ctxt, bdm.id))
+    assert bdm.deleted == 0 and bdm.delete_on_termination is False
+    assert bdm.created_at is not None and bdm.updated_at is None
+    second = db_api.bdm_create(ctxt, {"instance_uuid": instance.uuid,
+                                      "volume_id": "v2"})
+    assert [_columns(b) for b in db_api.bdm_get_all_by_instance(
+        ctxt, instance.uuid)] == [_columns(db_api.bdm_get(ctxt, b.id))
+                                  for b in (bdm, second)]
+    held = db_api.to_dict(bdm)
+    written = db_api.bdm_update(ctxt, bdm.id, {"attachment_id": "a1"},
+                                reload=False)
+    assert dict(held, **written) == db_api.to_dict(
+        db_api.bdm_get(ctxt, bdm.id))
+    reloaded = db_api.bdm_update(ctxt, second.id,
+                                 {"delete_on_termination": True})
+    assert _columns(reloaded) == _columns(db_api.bdm_get(ctxt, second.id))
+    assert reloaded.delete_on_termination is True
+    assert db_api.to_dict(db_api.instance_get(ctxt, instance.uuid))[
+        "name"] == "instance-%08x" % instance.id
+    with pytest.raises(exception.BDMNotFound):
+        db_api.bdm_update(ctxt, 999999, {"tag": "x"}, reload=False)
 
 
 def test_instances_of_volume_match_its_bdms(ctxt, instance):
