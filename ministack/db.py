@@ -30,6 +30,26 @@ class TimestampMixin:
     deleted_at = sa.Column(sa.DateTime)
 
 
+def with_defaults(table, values):
+    """``values`` plus every other column of ``table``: its Python-side
+    default (a scalar, or a callable called now) or None; the primary
+    key is left to the database when not given. The row a Core INSERT
+    writes, known without reading it back, as the ORM's flush fills
+    the defaults in an object."""
+    row = dict(values)
+    for column in table.columns:
+        if column.name in row:
+            continue
+        default = column.default
+        if default is not None and default.is_scalar:
+            row[column.name] = default.arg
+        elif default is not None and default.is_callable:
+            row[column.name] = default.arg(None)
+        elif not column.primary_key:
+            row[column.name] = None
+    return row
+
+
 # Connections a MariaDB/PostgreSQL engine keeps open: a daemon's API
 # threads (8) plus its workers read at once. SQLAlchemy's default (5, then
 # overflow connections closed on return) made every GET past the fifth

@@ -62,7 +62,8 @@ class VolumeOperations:
                       version=MULTIATTACH_MIN_VERSION):
         """Reserve a device and the volume, then cast the attach.
 
-        :returns: the BDM row (device_name chosen by the compute host).
+        :returns: the BDM as a dict (device_name chosen by the compute
+            host).
         :raises InvalidDevicePath: malformed ``device`` (400).
         :raises VolumeNotFound: no such volume visible to the caller (404).
         :raises InvalidVolume: already attached here, or elsewhere and not
@@ -93,13 +94,14 @@ class VolumeOperations:
         bdm_id = bdm["id"]
         attachment_id = None
         try:
-            if delete_on_termination:
-                db_api.bdm_update(ctxt, bdm_id,
-                                  {"delete_on_termination": True})
             attachment_id = self._reserve_volume(ctxt, volume_id,
                                                  instance.uuid)
-            bdm = db_api.bdm_update(ctxt, bdm_id,
-                                    {"attachment_id": attachment_id})
+            values = {"attachment_id": attachment_id}
+            if delete_on_termination:
+                values["delete_on_termination"] = True
+            # The host's answer is the whole row; add what is written.
+            bdm = dict(bdm, **db_api.bdm_update(ctxt, bdm_id, values,
+                                                reload=False))
             db_api.action_start(ctxt, instance.uuid,
                                 instance_actions.ATTACH_VOLUME)
             self.compute_rpcapi.attach_volume(ctxt, instance_p, bdm,

@@ -96,20 +96,6 @@ def instance_create(ctxt, values):
     return instance
 
 
-def instance_get(ctxt, uuid):
-    """The live instance ``uuid``.
-
-    :raises InstanceNotFound: no such live instance, or it belongs to
-        another project and the context is not admin.
-    """
-    with _scope() as session:
-        instance = _instance_query(ctxt, session).filter_by(
-            uuid=uuid).one_or_none()
-    if instance is None:
-        raise exception.InstanceNotFound(instance_id=uuid)
-    return instance
-
-
 _INSTANCES = models.Instance.__table__
 _INSTANCE_BY_UUID = sa.select(_INSTANCES).where(
     _INSTANCES.c.uuid == sa.bindparam("b_uuid"), _INSTANCES.c.deleted == 0)
@@ -117,12 +103,11 @@ _INSTANCE_BY_UUID_IN_PROJECT = _INSTANCE_BY_UUID.where(
     _INSTANCES.c.project_id == sa.bindparam("b_project_id"))
 
 
-def instance_get_dict(ctxt, uuid):
-    """``to_dict(instance_get(ctxt, uuid))``, by one prebuilt Core select
-    and no ORM load: the compute host reloads the instance at the start
-    of every RPC it serves (issue 16).
+def _instance_row(ctxt, uuid):
+    """The live instance's Core row, by one prebuilt select (the project's
+    only, unless admin).
 
-    :raises InstanceNotFound: as :func:`instance_get`.
+    :raises InstanceNotFound:
     """
     params = {"b_uuid": uuid}
     statement = _INSTANCE_BY_UUID
@@ -133,6 +118,35 @@ def instance_get_dict(ctxt, uuid):
         row = conn.execute(statement, params).one_or_none()
     if row is None:
         raise exception.InstanceNotFound(instance_id=uuid)
+    return row
+
+
+def _unbound(model, row):
+    """A ``model`` object holding a Core row's columns, in no session:
+    what the ORM's query handed out detached, without its load (the
+    query, identity map and session cost more than the statement; every
+    API request reads its server, issue 16). Read it; change the row
+    with an ``*_update`` function, never by adding it to a session."""
+    return model(**row._mapping)
+
+
+def instance_get(ctxt, uuid):
+    """The live instance ``uuid``.
+
+    :raises InstanceNotFound: no such live instance, or it belongs to
+        another project and the context is not admin.
+    """
+    return _unbound(models.Instance, _instance_row(ctxt, uuid))
+
+
+def instance_get_dict(ctxt, uuid):
+    """``to_dict(instance_get(ctxt, uuid))``, with no model object: the
+    compute host reloads the instance at the start of every RPC it
+    serves (issue 16).
+
+    :raises InstanceNotFound: as :func:`instance_get`.
+    """
+    row = _instance_row(ctxt, uuid)
     out = _json_friendly(row._mapping.items())
     out["name"] = models.instance_name(row.id)
     return out
@@ -284,15 +298,20 @@ def bdm_create(ctxt, values):
     """Create a BDM row; ``uuid`` is generated when not given.
 
     ``connection_info`` may be given as a dict; it is stored as JSON.
+    One Core INSERT of every column (the model's defaults filled in
+    here), no ORM flush: the compute host creates one per attach
+    (issue 16).
+
+    :returns: the new BDM, in no session (as :func:`bdm_get`'s).
     """
     values = dict(values)
     values.setdefault("uuid", str(uuidlib.uuid4()))
     if isinstance(values.get("connection_info"), dict):
         values["connection_info"] = json.dumps(values["connection_info"])
-    with _scope() as session:
-        bdm = models.BlockDeviceMapping(**values)
-        session.add(bdm)
-    return bdm
+    row = db.with_defaults(_BDMS, values)
+    with session.begin() as conn:
+        row["id"] = conn.execute(_BDMS.insert(), row).inserted_primary_key[0]
+    return models.BlockDeviceMapping(**row)
 
 
 def bdm_get(ctxt, bdm_id):
@@ -397,12 +416,20 @@ def bdm_instances_of_volume(ctxt, volume_id):
                                  {"b_volume_id": volume_id}).scalars())
 
 
+_BDMS_OF_INSTANCE = (
+    sa.select(_BDMS)
+    .where(_BDMS.c.instance_uuid == sa.bindparam("b_instance_uuid"),
+           _BDMS.c.deleted == 0)
+    .order_by(_BDMS.c.id))
+
+
 def bdm_get_all_by_instance(ctxt, instance_uuid):
-    """Every live BDM of ``instance_uuid``, in creation order."""
-    with _scope() as session:
-        return _bdm_query(session).filter_by(
-            instance_uuid=instance_uuid).order_by(
-            models.BlockDeviceMapping.id).all()
+    """Every live BDM of ``instance_uuid``, in creation order, in no
+    session (one prebuilt select: every reserve reads them, issue 16)."""
+    with session.begin() as conn:
+        rows = conn.execute(_BDMS_OF_INSTANCE,
+                            {"b_instance_uuid": instance_uuid}).all()
+    return [_unbound(models.BlockDeviceMapping, row) for row in rows]
 
 
 def bdm_get_all_volumes(ctxt):
@@ -416,11 +443,13 @@ def bdm_get_all_volumes(ctxt):
 
 
 def bdm_update(ctxt, bdm_id, values, reload=True):
-    """Update live BDM ``bdm_id`` and return it.
+    """Update live BDM ``bdm_id`` and return it (in no session).
 
-    :param reload: False: return nothing (the compute host's writes of
-        ``connection_info``, which never read the row back; one statement
-        and no ORM load, issue 16).
+    :param reload: False: do not read the row back; return the columns
+        written (``updated_at`` among them), JSON-friendly as
+        :func:`to_dict`'s, for a caller that holds the rest of the row
+        (the API's attach, the compute host's writes of
+        ``connection_info``; issue 16).
     :raises BDMNotFound:
     """
     values = dict(values)
@@ -429,15 +458,14 @@ def bdm_update(ctxt, bdm_id, values, reload=True):
     values["updated_at"] = db.utcnow()
     statement = _BDMS.update().where(
         _BDMS.c.id == bdm_id, _BDMS.c.deleted == 0).values(values)
-    if not reload:
-        with session.begin() as conn:
-            if not conn.execute(statement).rowcount:
-                raise exception.BDMNotFound(id=bdm_id)
-        return None
-    with _scope() as orm_session:
-        if not orm_session.execute(statement).rowcount:
+    with session.begin() as conn:
+        if not conn.execute(statement).rowcount:
             raise exception.BDMNotFound(id=bdm_id)
-        return _bdm_query(orm_session).filter_by(id=bdm_id).one()
+        if reload:
+            row = conn.execute(_BDM_BY_ID, {"b_id": bdm_id}).one()
+    if not reload:
+        return _json_friendly(values.items())
+    return _unbound(models.BlockDeviceMapping, row)
 
 
 # Soft delete in one statement (deleted = id), no load and flush of the row.
