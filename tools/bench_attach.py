@@ -17,7 +17,7 @@ Prints a table and writes a PNG chart (a measurement, never a timed test):
   detached at once: wall time, errors, duplicate device names; then the
   same ``g`` x ``v`` by hand at once into ``g`` floor guests (the
   concurrent floor, ``bench_attach_floor_concurrent``); ``--rounds``
-  such pairs (3), and the ratios of the median wall times, stack / floor
+  such pairs (5), and the ratios of the median wall times, stack / floor
   (issue 16: <= 1.5x).
 * **soak**: ``-k`` attach/detach cycles of one volume after ``--warmup``
   uncounted ones, then what leaked: loop devices, LVs, targets, BDMs,
@@ -361,7 +361,7 @@ def main(argv=None):
     parser.add_argument("-v", type=int, default=8,
                         help="volumes per server at once")
     parser.add_argument("-k", type=int, default=200, help="soak cycles")
-    parser.add_argument("--rounds", type=int, default=3,
+    parser.add_argument("--rounds", type=int, default=5,
                         help="concurrency rounds (stack and floor each); "
                         "the ratios are of the median walls")
     parser.add_argument("--warmup", type=int, default=20,

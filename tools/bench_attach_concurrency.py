@@ -9,9 +9,12 @@ are measured with the same guests running.
 On 2 cores both sides are CPU-bound and most of the CPU is the TCG
 guests' own work on each hot-plug, which varies from run to run: one
 pair of walls put the attach-all ratio anywhere from 0.97x to 2.0x
-within an hour. So the phase is ``--rounds`` pairs (3 by default), the
-stack first in odd rounds and the floor first in even ones, and the
-ratios are of the median walls, as the other targets are medians."""
+within an hour, and the guests' CPU per disk moved by a third between
+two rounds of the same side. So the phase is ``--rounds`` pairs (5 by
+default; three still put a median anywhere from 1.30x to 1.47x on the
+same code in one morning), the stack first in odd rounds and the floor
+first in even ones, and the ratios are of the median walls, as the
+other targets are medians."""
 
 import concurrent.futures
 import statistics

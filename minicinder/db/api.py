@@ -148,16 +148,18 @@ def _updatable(session, model):
 
 
 @functools.lru_cache(maxsize=128)
-def _cas_statement(table, set_columns, checked):
-    """The compare-and-swap UPDATE of one live row of ``table``, built
-    once per shape: ``b_id`` the row, ``b_in_<column>`` (expanding) the
-    values each ``checked`` column may have, ``v_<column>`` the new
-    values. Building the statement anew for every transition (its
-    clauses, bind parameters and cache key) cost more CPU than running
-    it: a handshake makes six (issue 16)."""
+def _cas_statement(table, set_columns, checked, live=True):
+    """The compare-and-swap UPDATE of one row of ``table`` (a live one
+    only, if ``live``), built once per shape: ``b_id`` the row,
+    ``b_in_<column>`` (expanding) the values each ``checked`` column may
+    have, ``v_<column>`` the new values. Building the statement anew for
+    every transition (its clauses, bind parameters and cache key) cost
+    more CPU than running it: a handshake makes six (issue 16)."""
+    where = [table.c.id == sa.bindparam("b_id")]
+    if live:
+        where.append(table.c.deleted.is_(False))
     return (table.update()
-            .where(table.c.id == sa.bindparam("b_id"),
-                   table.c.deleted.is_(False),
+            .where(*where,
                    *[table.c[column].in_(sa.bindparam(
                        "b_in_" + column, expanding=True))
                      for column in checked])
@@ -165,7 +167,7 @@ def _cas_statement(table, set_columns, checked):
                      for column in set_columns}))
 
 
-def _cas(session, table, row_id, values, expected):
+def _cas(session, table, row_id, values, expected, live=True):
     """Run :func:`_cas_statement` on the session's connection (its
     transaction, without the ORM's execute path): True when exactly one
     row changed. ``expected``: ``{column: allowed values}``."""
@@ -175,12 +177,17 @@ def _cas(session, table, row_id, values, expected):
     params.update(("v_" + c, values[c]) for c in columns)
     params.update(("b_in_" + c, list(expected[c])) for c in checked)
     return session.connection().execute(
-        _cas_statement(table, columns, checked), params).rowcount == 1
+        _cas_statement(table, columns, checked, live), params).rowcount == 1
 
 
 def volume_update(session, volume_id, values):
-    """Unconditional update of a live volume (name, description...)."""
+    """Unconditional update of a live volume (name, description, the
+    export's provider_location...)."""
     target, volumes = _updatable(session, models.Volume)
+    if target is models.Volume.__table__:
+        _cas(session, target, volume_id, dict(values, updated_at=utcnow()),
+             {}, live=False)
+        return
     session.execute(sa.update(target)
                     .where(volumes.id == volume_id)
                     .values(updated_at=utcnow(), **values))

@@ -174,3 +174,30 @@ def test_an_update_keeps_the_sessions_objects_in_step(cinder, stack):
             session, handshake_db.volume_state(session, ctx, vol),
             "reserve") is False
     assert cinder.volume(pending)["name"] == "renamed"
+
+
+def test_transitions_build_their_statements_once(cinder):
+    """A second handshake builds no compare-and-swap UPDATE: each shape
+    (table, columns set, columns checked) is built the first time and
+    reused, bound parameters carrying the values (issue 16)."""
+
+    def handshake():
+        nova = cinder.as_nova()
+        vol = cinder.create_volume()
+        att = nova.reserve(vol, str(uuid.uuid4()))["id"]
+        assert nova.put("/attachments/%s" % att, {"attachment": {
+            "connector": connector()}}).status_code == 200
+        assert nova.post("/attachments/%s/action" % att,
+                         {"os-complete": {}}).status_code == 204
+        assert nova.post("/volumes/%s/action" % vol,
+                         {"os-begin_detaching": {}}).status_code == 202
+        assert nova.delete("/attachments/%s" % att).status_code == 200
+        return vol
+
+    handshake()
+    built = db._cas_statement.cache_info()
+    vol = handshake()
+    again = db._cas_statement.cache_info()
+    assert again.misses == built.misses
+    assert again.hits > built.hits
+    assert cinder.volume(vol)["status"] == "available"
