@@ -181,9 +181,8 @@ class API:
         did: once, after the plugin dropped its cached token).
 
         The headers are those of ``identity_client.get_auth_plugin``'s
-        plugin, taken from the same cached ``v3.Password``; it is not
-        called per request because registering ``[service_user]`` again
-        empties oslo.config's cache (a third of a call's CPU).
+        plugin, taken from the same cached ``v3.Password``
+        (``identity_client.service_auth_plugin``).
 
         Work the host starts itself (reconciliation, start-up recovery)
         has no user token: it runs as the service account alone, in the
@@ -197,10 +196,10 @@ class API:
             user = {"X-Auth-Token": ctxt.auth_token}
             if not self.conf.service_user.send_service_user_token:
                 return url, user, None    # a user's token is not renewed
-            service = identity_client._service_auth(self.conf)
+            service = identity_client.service_auth_plugin(self.conf)
             return url, dict(user, **_service_headers(service, session)), \
                 _renew(service, session, user)
-        service = identity_client._service_auth(self.conf)
+        service = identity_client.service_auth_plugin(self.conf)
         url = template % {"project_id": service.get_project_id(session)}
         return url, _token_headers(service, session), \
             _renew(service, session, None)
