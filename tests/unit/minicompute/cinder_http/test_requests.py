@@ -6,17 +6,10 @@ microversion 3.44 (on keystoneauth and requests) sent and returned for
 the same calls, captured before the transport was replaced.
 """
 
-import gzip
 import json
-import socket
-import socketserver
-import threading
-import time
-from wsgiref import simple_server
 
 import pytest
 from keystoneauth1 import plugin as ks_plugin
-from oslo_config import cfg
 from osprofiler import profiler
 
 from minicompute import exception
@@ -26,39 +19,10 @@ from ministack import context
 from ministack import exception as ms_exception
 from ministack.identity import client as identity_client
 from ministack.identity import conf as identity_conf
+from tests.support.cinder_http_server import (
+    GOT_VOLUME, nova_api)
 
-VOLUME = {"id": "v1", "status": "in-use", "name": "n", "size": 1,
-          "multiattach": False, "metadata": {"k": "v"},
-          "links": [{"href": "x", "rel": "self"}],
-          "attachments": [{"server_id": "s1", "attachment_id": "a1",
-                           "device": "/dev/vdb", "host_name": "h",
-                           "id": "v1", "volume_id": "v1"}]}
-ATTACHMENT = {"id": "a1", "status": "attached", "instance": "s1",
-              "volume_id": "v1", "attached_at": None, "detached_at": None,
-              "attach_mode": "rw",
-              "connection_info": {"driver_volume_type": "iscsi",
-                                  "target_iqn": "iqn.x", "target_lun": 1,
-                                  "attachment_id": "a1", "attach_mode": "rw",
-                                  "status": "attached",
-                                  "instance_uuid": "s1"}}
-#: Cinder's answer to every request unless a test says otherwise: each
-#: call finds the key it reads.
-ANSWER = {"volume": VOLUME, "volumes": [VOLUME], "attachment": ATTACHMENT,
-          "attachments": [ATTACHMENT, {}],
-          "connection_info": {"driver_volume_type": "iscsi",
-                              "data": {"a": 1}}}
-
-# What the old client returned for ANSWER.
-GOT_VOLUME = {
-    "id": "v1", "status": "in-use", "name": "n", "size": 1,
-    "multiattach": False, "metadata": {"k": "v"},
-    "links": [{"href": "x", "rel": "self"}], "display_name": "n",
-    "attach_status": "attached",
-    "attachments": {"s1": {"attachment_id": "a1", "mountpoint": "/dev/vdb",
-                           "host_name": "h"}},
-    "cinder_attachments": [{"server_id": "s1", "attachment_id": "a1",
-                            "device": "/dev/vdb", "host_name": "h",
-                            "id": "v1", "volume_id": "v1"}]}
+# What the old client returned for ANSWER's attachment.
 GOT_ATTACHMENT = {
     "id": "a1", "status": "attached", "instance": "s1", "volume_id": "v1",
     "attached_at": None, "detached_at": None, "attach_mode": "rw",
@@ -98,132 +62,6 @@ KEYSTONE_HEADERS = {
     "HTTP_X_OPENSTACK_REQUEST_ID": "req-g",
     "HTTP_X_SERVICE_TOKEN": "service-token-0",
 }
-
-
-# --- the server --------------------------------------------------------------
-
-
-class _ServerHandler(simple_server.ServerHandler):
-    http_version = "1.1"      # wsgiref's is 1.0: a connection per request
-
-
-class _KeepAlive(simple_server.WSGIRequestHandler):
-    """wsgiref's handler serving several requests per connection (as
-    minicinder's server does); each connection is counted."""
-
-    protocol_version = "HTTP/1.1"
-
-    def handle(self):
-        self.server.cinder.connections.append(self.client_address)
-        self.close_connection = False
-        while not self.close_connection:
-            self.handle_one_request()
-
-    def handle_one_request(self):
-        self.raw_requestline = self.rfile.readline(65537)
-        if not self.raw_requestline or not self.parse_request():
-            self.close_connection = True
-            return
-        handler = _ServerHandler(self.rfile, self.wfile, self.get_stderr(),
-                                 self.get_environ(), multithread=True)
-        handler.request_handler = self
-        handler.run(self.server.get_app())
-        if self.server.cinder.close_after:
-            self.server.cinder.close_after -= 1
-            self.close_connection = True
-
-    def log_message(self, *args):
-        pass
-
-
-class _Server(socketserver.ThreadingMixIn, simple_server.WSGIServer):
-    daemon_threads = True
-    block_on_close = False
-
-    def shutdown_request(self, request):
-        super().shutdown_request(request)
-        self.cinder.closed.set()
-
-
-class Cinder:
-    """What the server received, and what it answers next."""
-
-    def __init__(self):
-        self.requests = []
-        self.connections = []
-        self.answers = []         # (status, body[, headers]), first first
-        self.close_after = 0      # close the connection after N requests
-        self.closed = threading.Event()
-
-    def app(self, environ, start_response):
-        length = int(environ.get("CONTENT_LENGTH") or 0)
-        body = environ["wsgi.input"].read(length) if length else b""
-        headers = {k: v for k, v in environ.items()
-                   if k.startswith("HTTP_") and k != "HTTP_HOST"}
-        if environ.get("CONTENT_LENGTH"):
-            headers["CONTENT_LENGTH"] = environ["CONTENT_LENGTH"]
-        if body:
-            headers["CONTENT_TYPE"] = environ["CONTENT_TYPE"]
-        query = environ.get("QUERY_STRING")
-        self.requests.append({
-            "method": environ["REQUEST_METHOD"],
-            "path": environ["PATH_INFO"] + ("?" + query if query else ""),
-            "headers": headers,
-            "body": json.loads(body) if body else None})
-        status, answer, *extra = self.answers.pop(0) if self.answers \
-            else ("200 OK", ANSWER)
-        data = answer if isinstance(answer, bytes) else \
-            json.dumps(answer).encode()
-        start_response(status, [("Content-Type", "application/json"),
-                                ("Content-Length", str(len(data))),
-                                ("X-OpenStack-Request-ID", "req-cinder")]
-                       + (extra[0] if extra else []))
-        return [data]
-
-    def last(self):
-        return self.requests[-1]
-
-
-@pytest.fixture
-def cinder_server():
-    state = Cinder()
-    server = _Server(("127.0.0.1", 0), _KeepAlive)
-    server.cinder = state
-    server.set_app(state.app)
-    thread = threading.Thread(target=server.serve_forever,
-                              kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    state.port = server.server_port
-    try:
-        yield state
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-
-
-def _api(port, strategy="noauth"):
-    conf = cfg.ConfigOpts()
-    api = cinder.API(conf, sleep=lambda s: None)
-    conf([], project="t")
-    conf.set_override("endpoint_template", "http://127.0.0.1:%d/v3/"
-                      "%%(project_id)s" % port, "cinder")
-    conf.set_override("auth_strategy", strategy, "cinder")
-    return api
-
-
-@pytest.fixture
-def api(cinder_server):
-    return _api(cinder_server.port)
-
-
-@pytest.fixture
-def ctxt():
-    return context.RequestContext(user_id="u", project_id="p",
-                                  roles=["member", "reader"],
-                                  auth_token="user-token",
-                                  request_id="req-1",
-                                  global_request_id="req-g")
 
 
 # --- what each call sends ----------------------------------------------------
@@ -381,7 +219,7 @@ def service_auth(monkeypatch):
 
 @pytest.fixture
 def keystone_api(cinder_server, service_auth):
-    api = _api(cinder_server.port, "keystone")
+    api = nova_api(cinder_server.port, "keystone")
     identity_conf.register_opts(api.conf)
     api.conf.set_override("send_service_user_token", True, "service_user")
     return api
@@ -446,138 +284,6 @@ def test_noauth_does_not_retry_a_401(cinder_server, api, ctxt):
     with pytest.raises(exception.CinderConnectionFailed):
         api.get(ctxt, "v1")
     assert len(cinder_server.requests) == 1
-
-
-# --- connections -------------------------------------------------------------
-
-
-def test_a_kept_alive_connection_is_reused(cinder_server, api, ctxt):
-    api.get(ctxt, "v1")
-    api.attachment_update(ctxt, "a1", {"host": "h"})
-    api.attachment_complete(ctxt, "a1")
-    worker = threading.Thread(target=api.get, args=(ctxt, "v1"))
-    worker.start()
-    worker.join(10)
-    api.attachment_delete(ctxt, "a1")
-    assert len(cinder_server.requests) == 5
-    assert len(cinder_server.connections) == 1
-
-
-def test_a_connection_the_server_closed_is_not_reused(cinder_server, api,
-                                                      ctxt):
-    cinder_server.close_after = 1
-    api.get(ctxt, "v1")
-    assert cinder_server.closed.wait(5)
-    assert api.get(ctxt, "v1") == GOT_VOLUME
-    assert len(cinder_server.connections) == 2
-    api.get(ctxt, "v1")
-    assert len(cinder_server.connections) == 2
-
-
-def test_an_error_answer_keeps_the_connection(cinder_server, api, ctxt):
-    cinder_server.answers = [("404 Not Found", {"itemNotFound": {
-        "message": "Volume v9 could not be found.", "code": 404}})]
-    with pytest.raises(exception.VolumeNotFound):
-        api.get(ctxt, "v9")
-    api.get(ctxt, "v1")
-    assert len(cinder_server.connections) == 1
-
-
-def test_pool_is_lifo_and_bounded():
-    pool = cinder_http._Pool(size=2)
-    conns = [_Idle() for _ in range(3)]
-    for conn in conns:
-        pool.put(("http", "h", 1), conn)
-    assert conns[2].closed and pool.idle(("http", "h", 1)) == 2
-    assert pool.get(("http", "h", 1)) is conns[1]
-    assert pool.get(("http", "h", 1)) is conns[0]
-    assert pool.get(("http", "h", 1)) is None
-
-
-class _Idle:
-    """An idle connection whose socket has nothing to read."""
-
-    def __init__(self):
-        self.sock, self._peer = socket.socketpair()
-        self.closed = False
-
-    def close(self):
-        self.closed = True
-        self.sock.close()
-        self._peer.close()
-
-
-def _listener():
-    """A socket that accepts connections; its port's volume URL."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(1)
-    port = listener.getsockname()[1]
-    return listener, port, "http://127.0.0.1:%d/v3/p/volumes/v1" % port
-
-
-def test_a_truncated_answer_closes_the_connection():
-    """A response not read to its end (the server sent less than its
-    Content-Length) fails the call and its connection is not pooled."""
-    listener, port, url = _listener()
-
-    def serve():
-        conn, _ = listener.accept()
-        conn.recv(65536)
-        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{")
-        conn.close()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    transport = cinder_http.Transport(environ={})
-    try:
-        with pytest.raises(cinder_http.CinderConnectFailure):
-            transport.request("GET", url, {}, timeout=5)
-    finally:
-        thread.join(5)
-        listener.close()
-    assert transport.pool.idle(("http", "127.0.0.1", port)) == 0
-
-
-def test_a_silent_server_is_a_timeout():
-    listener, _port, url = _listener()
-    transport = cinder_http.Transport(environ={})
-    started = time.monotonic()
-    try:
-        with pytest.raises(cinder_http.CinderTimeout):
-            transport.request("GET", url, {}, timeout=0.2)
-    finally:
-        listener.close()
-    assert time.monotonic() - started < 5
-
-
-def test_a_refused_port_is_cinder_connection_failed(ctxt):
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    api = _api(port)
-    with pytest.raises(exception.CinderConnectionFailed) as err:
-        api.get(ctxt, "v1")
-    assert isinstance(err.value.__cause__, cinder_http.CinderConnectFailure)
-    with pytest.raises(exception.CinderConnectionFailed):
-        api.attachment_delete(ctxt, "a1")    # retried, then given up
-
-
-def test_a_gzip_answer_is_decoded(cinder_server, api, ctxt):
-    """requests asked for gzip and decoded it; so does the transport."""
-    cinder_server.answers = [("200 OK", gzip.compress(json.dumps(
-        ANSWER).encode()), [("Content-Encoding", "gzip")])]
-    assert api.get(ctxt, "v1") == GOT_VOLUME
-
-
-def test_an_undecodable_answer_is_cinder_connection_failed(cinder_server,
-                                                           api, ctxt):
-    cinder_server.answers = [("200 OK", b"not gzip",
-                              [("Content-Encoding", "gzip")])]
-    with pytest.raises(exception.CinderConnectionFailed,
-                       match="Cannot decode"):
-        api.get(ctxt, "v1")
 
 
 # --- errors ------------------------------------------------------------------
