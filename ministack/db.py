@@ -11,12 +11,12 @@ to the row id; cinder: ``deleted`` boolean), so each side declares its own.
 import contextlib
 import datetime
 import os
-import select
 
 import sqlalchemy as sa
 from sqlalchemy import orm
 
 from ministack import exception
+from ministack import sockets
 
 
 def utcnow():
@@ -190,11 +190,7 @@ def _socket_readable(dbapi_conn):
         fd = sock.fileno()
     except Exception:   # closed by the driver already
         return True
-    if fd < 0:
-        return True
-    poller = select.poll()
-    poller.register(fd, select.POLLIN | select.POLLPRI)
-    return bool(poller.poll(0))
+    return sockets.readable_now(fd)
 
 
 def _sqlite_pragmas(dbapi_conn, _record):

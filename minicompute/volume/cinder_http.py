@@ -37,7 +37,6 @@ import datetime
 import http.client
 import json
 import os
-import select
 import ssl
 import threading
 import uuid
@@ -45,6 +44,7 @@ import zlib
 from urllib import parse as urlparse
 
 from minicompute.volume import cinder_spans
+from ministack import sockets
 
 #: Idle kept-alive connections per host: the RPC executor's default thread
 #: count (a connection returned beyond it is closed).
@@ -128,14 +128,7 @@ def _socket_readable(conn):
     for an idle HTTP connection means the server closed it (or sent what
     was not asked for); True too if it has no socket any more."""
     sock = conn.sock
-    if sock is None:
-        return True
-    fd = sock.fileno()
-    if fd < 0:
-        return True
-    poller = select.poll()
-    poller.register(fd, select.POLLIN | select.POLLPRI)
-    return bool(poller.poll(0))
+    return sock is None or sockets.readable_now(sock.fileno())
 
 
 class _Pool:
