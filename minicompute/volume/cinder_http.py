@@ -38,6 +38,7 @@ import http.client
 import json
 import os
 import ssl
+import string
 import threading
 import uuid
 import zlib
@@ -196,6 +197,37 @@ def _failure(exc, method, url, timeout):
     return None
 
 
+#: What a URL may carry unquoted (RFC 3986's reserved and unreserved
+#: characters), with and without ``%``: requests' ``requote_uri`` sets.
+_SAFE_WITH_PERCENT = "!#$%&'()*+,/:;=?@[]~"
+_SAFE_WITHOUT_PERCENT = "!#$&'()*+,/:;=?@[]~"
+_UNRESERVED = frozenset(string.ascii_letters + string.digits + "-._~")
+
+
+def requote(target):
+    """``target`` (a request's path and query) quoted as requests quoted
+    every URL it sent: percent-escapes of unreserved characters undone,
+    every other escape kept, every character a URL cannot carry (control
+    characters, spaces, non-ASCII) escaped; a ``%`` that starts no valid
+    escape is escaped too. Ids in the path come from the API's caller: a
+    NUL or a space in one must reach Cinder as ``%00`` or ``%20`` (its
+    404), not make ``http.client`` refuse the request line."""
+    pieces = target.split("%")
+    out = [pieces[0]]
+    for piece in pieces[1:]:
+        code = piece[:2]
+        if len(code) == 2 and code.isalnum():
+            try:
+                char = chr(int(code, 16))
+            except ValueError:      # "%zz": quote every "%" instead
+                return urlparse.quote(target, safe=_SAFE_WITHOUT_PERCENT)
+            out.append(char + piece[2:] if char in _UNRESERVED
+                       else "%" + piece)
+        else:
+            out.append("%" + piece)
+    return urlparse.quote("".join(out), safe=_SAFE_WITH_PERCENT)
+
+
 class Transport:
     """Kept-alive HTTP(S) connections, one request at a time on each.
 
@@ -238,6 +270,7 @@ class Transport:
         target = parts.path or "/"
         if parts.query:
             target += "?" + parts.query
+        target = requote(target)
         key = (scheme, host, port)
         conn = self.pool.get(key)
         if conn is None:

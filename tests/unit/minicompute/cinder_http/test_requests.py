@@ -323,6 +323,34 @@ def test_a_404_is_the_not_found_of_the_thing_asked_about(cinder_server, api,
         api.attachment_get(ctxt, "a9")
 
 
+# Ids as the API's callers may send them (the fuzz tier's DELETE
+# /os-volumes/<id> with NULs made http.client refuse the request line:
+# a 500 where Cinder's 404 was due).
+ODD_IDS = ["fuzz-\x00\x00", "a b", "v\x7f\t\r\n", "é☃", "50%", "%zz",
+           "%41%2F%7e", "a?b=c&d", "a#frag", "../..", "%%%", "~!$'()*+,;=:@"]
+
+
+@pytest.mark.parametrize("volume_id", ODD_IDS)
+def test_odd_ids_are_quoted_as_requests_quoted_them(volume_id):
+    """requests.utils.requote_uri is what the old client's URLs went
+    through: the transport quotes the same way."""
+    from requests.utils import requote_uri
+    target = "/v3/p/volumes/%s" % volume_id
+    assert cinder_http.requote(target) == requote_uri(target)
+
+
+@pytest.mark.parametrize("volume_id", ["fuzz-\x00\x00\x00", "a b", "é☃"])
+def test_an_odd_id_reaches_cinder_and_its_404_is_volume_not_found(
+        cinder_server, api, ctxt, volume_id):
+    cinder_server.answers = [("404 Not Found", {"itemNotFound": {
+        "message": "not here", "code": 404}})]
+    with pytest.raises(exception.VolumeNotFound):
+        api.delete(ctxt, volume_id)
+    # wsgiref hands the path over unquoted, UTF-8 bytes as latin-1.
+    assert cinder_server.last()["path"] == "/v3/p/volumes/%s" % \
+        volume_id.encode().decode("latin-1")
+
+
 def test_retriable_errors_are_retried_on_update(cinder_server, api, ctxt):
     cinder_server.answers = [("500 Internal Server Error", {}),
                              ("503 Service Unavailable", b"down")]
