@@ -24,6 +24,7 @@ import pytest
 import sqlalchemy as sa
 
 from minicinder.db import api as db
+from minicinder.db import cas as cas_db
 from minicinder.db import handshake as handshake_db
 from minicinder.db import models
 from ministack import context as ms_context
@@ -146,7 +147,7 @@ def test_counts_do_not_grow_with_what_the_volume_carries(
 
 def test_an_update_keeps_the_sessions_objects_in_step(cinder, stack):
     """The handshake's transactions hold no ORM objects and update with
-    Core statements (``db.api._updatable``); a transaction that loaded a
+    Core statements (``db.cas.updatable``); a transaction that loaded a
     volume still has it brought in step by the ORM, and one with a
     pending object still flushes it first."""
     database = stack[2].database
@@ -195,9 +196,9 @@ def test_transitions_build_their_statements_once(cinder):
         return vol
 
     handshake()
-    built = db._cas_statement.cache_info()
+    built = cas_db.cas_statement.cache_info()
     vol = handshake()
-    again = db._cas_statement.cache_info()
+    again = cas_db.cas_statement.cache_info()
     assert again.misses == built.misses
     assert again.hits > built.hits
     assert cinder.volume(vol)["status"] == "available"
