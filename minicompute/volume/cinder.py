@@ -7,14 +7,11 @@ for the caller's project. The requests are those python-cinderclient
 9.10.0 sent at 3.44 (URLs, methods, bodies, headers), without its cost
 (about 1 ms of client CPU per call through cinderclient, keystoneauth and
 requests). The caller's identity travels as ``[cinder] auth_strategy``
-says: with ``keystone``, the caller's token plus nova's service token
-(``X-Service-Token``, so Cinder knows the call comes from Nova;
-OSSA-2023-003), from keystoneauth's cached service-account plugin (it
-re-authenticates before expiry; one keystoneauth Session per API object
-fetches the tokens); with ``noauth``, the headers minicinder reads
-(``X-Auth-Token: user:project``, ``X-User-Id``, ``X-Project-Id``,
-``X-Roles``). The request id travels in ``X-OpenStack-Request-ID`` so one
-request can be followed through the logs of all three daemons.
+says (``cinder_auth``: with ``keystone``, the caller's token plus nova's
+service token, so Cinder knows the call comes from Nova; OSSA-2023-003;
+with ``noauth``, the headers minicinder reads). The request id travels
+in ``X-OpenStack-Request-ID`` so one request can be followed through
+the logs of all three daemons.
 
 Errors are translated once, by ``cinder_errors``: the transport's and
 keystoneauth's exceptions never leave this module. 404s become the "not
@@ -29,16 +26,14 @@ is a dict keyed by instance uuid (``{uuid: {"attachment_id",
 "mountpoint"}}``), because that is how every caller looks attachments up.
 """
 
-import threading
 import time
 from urllib import parse as urlparse
 
-from keystoneauth1 import exceptions as ks_exception
-from keystoneauth1 import session as ks_session
 from oslo_log import log as logging
 
 from minicompute import conf as compute_conf
 from minicompute import exception
+from minicompute.volume import cinder_auth
 from minicompute.volume import cinder_http
 from minicompute.volume.cinder_errors import (
     _CLIENT_ERRORS, _attachment_not_found, _retriable, _translate,
@@ -95,39 +90,6 @@ def _attachment_dict(attachment):
     return data
 
 
-def _token_headers(auth, session):
-    """``X-Auth-Token`` of the plugin, as keystoneauth's Session asked
-    it for its headers."""
-    headers = auth.get_headers(session)
-    if headers is None:
-        raise ks_exception.AuthorizationFailure(
-            "No valid authentication is available")
-    return headers
-
-
-def _service_headers(service, session):
-    """``X-Service-Token``, as keystoneauth's ServiceTokenAuthWrapper adds
-    it (nothing if the service plugin gives no token)."""
-    token = service.get_token(session)
-    return {"X-Service-Token": token} if token else {}
-
-
-def _renew(service, session, user):
-    """On a 401: drop the service account's cached token and give the
-    headers again with a new one (None: nothing was dropped, no retry).
-
-    :param user: the caller's ``X-Auth-Token`` header, or None when the
-        service account's token is the only one.
-    """
-    def reauth():
-        if not service.invalidate():
-            return None
-        if user is None:
-            return service.get_headers(session)
-        return dict(user, **_service_headers(service, session))
-    return reauth
-
-
 class API:
     """Cinder calls on behalf of a request context.
 
@@ -140,8 +102,7 @@ class API:
         self.conf = conf
         self._sleep = sleep
         self._http = cinder_http.Transport()
-        self._token_session = None
-        self._token_lock = threading.Lock()
+        self._identity = cinder_auth.Identity(conf)
 
     # -- plumbing ------------------------------------------------------------
 
@@ -149,71 +110,13 @@ class API:
         """A ``cinder_http.Client`` for ``ctxt``: its project's endpoint,
         identity headers, request id."""
         opts = self.conf.cinder
-        reauth = None
-        if opts.auth_strategy == "keystone":
-            url, identity, reauth = self._keystone_auth(ctxt)
-        else:
-            url, identity = self._noauth(ctxt)
+        url, identity, reauth = self._identity.of(ctxt)
         headers = dict(_VERSION_HEADERS, **identity)
         request_id = ctxt.global_request_id or ctxt.request_id
         if request_id is not None:
             headers["X-OpenStack-Request-ID"] = request_id
         return cinder_http.Client(self._http, url, headers,
                                   opts.http_timeout, reauth=reauth)
-
-    def _noauth(self, ctxt):
-        """The URL and the identity headers of a noauth deployment
-        (minicinder's ContextMiddleware builds the caller's context from
-        them, as cinderclient's own ``noauth`` plugin sends them)."""
-        project = ctxt.project_id or "admin"
-        url = self.conf.cinder.endpoint_template % {"project_id": project}
-        return url, {
-            "X-Auth-Token": "%s:%s" % (ctxt.user_id or "nova", project),
-            "X-User-Id": ctxt.user_id or "nova",
-            "X-Project-Id": project,
-            "X-Roles": ",".join(ctxt.roles or []),
-            "X-Service-Token": "nova",   # Nova's call, not the user's
-        }
-
-    def _keystone_auth(self, ctxt):
-        """The URL, the caller's token and nova's service token, and how
-        to renew the service token on a 401 (as keystoneauth's Session
-        did: once, after the plugin dropped its cached token).
-
-        The headers are those of ``identity_client.get_auth_plugin``'s
-        plugin, taken from the same cached ``v3.Password``
-        (``identity_client.service_auth_plugin``).
-
-        Work the host starts itself (reconciliation, start-up recovery)
-        has no user token: it runs as the service account alone, in the
-        service account's project.
-        """
-        from ministack.identity import client as identity_client
-        session = self._tokens()
-        template = self.conf.cinder.endpoint_template
-        if ctxt.auth_token:
-            url = template % {"project_id": ctxt.project_id}
-            user = {"X-Auth-Token": ctxt.auth_token}
-            if not self.conf.service_user.send_service_user_token:
-                return url, user, None    # a user's token is not renewed
-            service = identity_client.service_auth_plugin(self.conf)
-            return url, dict(user, **_service_headers(service, session)), \
-                _renew(service, session, user)
-        service = identity_client.service_auth_plugin(self.conf)
-        url = template % {"project_id": service.get_project_id(session)}
-        return url, _token_headers(service, session), \
-            _renew(service, session, None)
-
-    def _tokens(self):
-        """The one keystoneauth Session the service account's token is
-        fetched (and renewed) through; ``[service_user]`` registered."""
-        with self._token_lock:
-            if self._token_session is None:
-                from ministack.identity import conf as identity_conf
-                identity_conf.register_opts(self.conf)
-                self._token_session = ks_session.Session(
-                    timeout=self.conf.cinder.http_timeout)
-            return self._token_session
 
     def _retry(self, func, *args):
         """Run ``func`` retrying 5xx and connect errors (idempotent calls)."""
