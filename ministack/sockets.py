@@ -5,7 +5,7 @@ requests) sends nothing to an idle client; readable bytes or an end of
 file mean it closed the connection (restarted, timed it out) or said
 something out of turn. Either way the connection is not to be reused.
 Used by the database pools (``ministack.db``) and nova's Cinder client
-(``minicompute.volume.cinder_http``) before reusing a connection.
+(``minicompute.volume.cinder_transport``) before reusing a connection.
 """
 
 import select

@@ -199,7 +199,7 @@ def test_cinder_http_transport_verifies_https_with_one_context(monkeypatch,
         made.append(cafile)
         return real()
 
-    monkeypatch.setattr(cinder_http.ssl, "create_default_context",
+    monkeypatch.setattr(ssl, "create_default_context",
                         create_default_context)
     transport = cinder_http.Transport(environ={"CURL_CA_BUNDLE": "/b.pem"})
     first = transport._connect("https", "cinder.invalid", 8776, 5)

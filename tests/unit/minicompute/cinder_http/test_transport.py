@@ -1,4 +1,4 @@
-"""minicompute.volume.cinder_http's connections: kept alive and reused,
+"""minicompute.volume.cinder_transport's connections: kept alive and reused,
 never reused once the server closed them or an answer was cut short;
 a silent server is a timeout, a refused port or an undecodable answer a
 Cinder connection failure; gzip answers are decoded. Against a real HTTP
@@ -15,6 +15,7 @@ import pytest
 
 from minicompute import exception
 from minicompute.volume import cinder_http
+from minicompute.volume import cinder_transport
 from tests.support.cinder_http_server import ANSWER, GOT_VOLUME, nova_api
 
 # --- connections -------------------------------------------------------------
@@ -53,7 +54,7 @@ def test_an_error_answer_keeps_the_connection(cinder_server, api, ctxt):
 
 
 def test_pool_is_lifo_and_bounded():
-    pool = cinder_http._Pool(size=2)
+    pool = cinder_transport._Pool(size=2)
     conns = [_Idle() for _ in range(3)]
     for conn in conns:
         pool.put(("http", "h", 1), conn)
