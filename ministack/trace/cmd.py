@@ -1,11 +1,17 @@
 """``ministack-trace show <trace id | request id> [--json]``.
 
 Prints the hops of one stored trace (:mod:`ministack.trace.hops`) in
-order: start offset, duration, phase, service, kind, name, status. The
-trace store is the daemons' ``[profiler] connection_string``, read from
-the first of ``--config-file`` (default: the lab's miniapi, minicinder
-and minicompute configs in /etc/ministack) that has one, unless
-``--connection-string`` (or ``OSPROFILER_CONNECTION_STRING``) names it.
+order: start offset, duration, the server's duration of a REST call
+(one row per call), the phase of the trace's journey (attach or detach),
+service, kind, name, status; then the journey page that draws it
+(``the journey page: http://127.0.0.1:8780/trace/<trace id>``) when
+miniapi serves one (``[trace] listen_port`` of the first config that
+sets it). ``--json`` prints :func:`ministack.trace.hops.load`'s dict
+alone. The trace store is the daemons' ``[profiler] connection_string``,
+read from the first of ``--config-file`` (default: the lab's miniapi,
+minicinder and minicompute configs in /etc/ministack) that has one,
+unless ``--connection-string`` (or ``OSPROFILER_CONNECTION_STRING``)
+names it.
 
 Exit codes: 0 shown, 1 no such trace, 2 usage or configuration error.
 """
@@ -23,19 +29,45 @@ DEFAULT_CONFIG_FILES = ("/etc/ministack/miniapi.conf",
                         "/etc/ministack/minicompute.conf")
 
 
-def connection_string(config_files):
-    """``[profiler] connection_string`` of the first file that has one."""
+def _configs(config_files):
+    """The readable files of ``config_files``, parsed, in order."""
     for path in config_files:
         parser = configparser.RawConfigParser(strict=False)
         try:
             with open(path) as handle:
                 parser.read_file(handle)
-        except OSError:
+        except (OSError, configparser.Error):
             continue
+        yield parser
+
+
+def connection_string(config_files):
+    """``[profiler] connection_string`` of the first file that has one."""
+    for parser in _configs(config_files):
         if parser.has_option("profiler", "connection_string"):
             value = parser.get("profiler", "connection_string").strip()
             if value:
                 return value
+    return None
+
+
+def page_url(config_files):
+    """``http://HOST:PORT/trace/`` of the journey page miniapi serves
+    (``[trace] listen``, ``listen_port`` of the first file that sets the
+    port), or None when no file turns it on (port 0 or unset)."""
+    for parser in _configs(config_files):
+        port = parser.get("trace", "listen_port", fallback="").strip()
+        if not port:
+            continue
+        if port == "0":
+            return None
+        host = parser.get("trace", "listen", fallback="").strip() or \
+            "127.0.0.1"
+        if host in ("0.0.0.0", "::"):
+            host = "127.0.0.1"      # listening everywhere: here too
+        if ":" in host:
+            host = "[%s]" % host
+        return "http://%s:%s/trace/" % (host, port)
     return None
 
 
@@ -50,7 +82,8 @@ def _parser():
                       help="an osprofiler trace id (what openstack "
                            "--os-profile prints) or a request id (req-...)")
     show.add_argument("--json", action="store_true",
-                      help="the trace as JSON (hops.load's contract)")
+                      help="the trace as JSON (hops.load's contract), "
+                           "without the page's URL")
     show.add_argument("--connection-string",
                       default=os.environ.get("OSPROFILER_CONNECTION_STRING"),
                       help="the trace store's SQLAlchemy URL (default: "
@@ -84,8 +117,11 @@ def main(argv=None):
         return 1
     if args.json:
         print(json.dumps(trace, indent=2))
-    else:
-        print(hops.format_table(trace))
+        return 0
+    print(hops.format_table(trace))
+    page = page_url(args.config_file or DEFAULT_CONFIG_FILES)
+    if page:
+        print("the journey page: %s%s" % (page, trace["trace_id"]))
     return 0
 
 

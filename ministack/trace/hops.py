@@ -1,4 +1,4 @@
-"""A stored osprofiler trace, read back as the hops of the attach journey.
+"""A stored osprofiler trace, read back as the hops of an attach or a detach.
 
 This module is the data contract between the trace store and whatever
 draws a trace (``ministack-trace show``, the web page of
@@ -17,6 +17,10 @@ Contract
     :class:`TraceNotFound` when nothing matches. Returns::
 
         {"trace_id": str,              # osprofiler base id
+         "journey": str | None,        # "attach", "detach" (None: neither,
+                                       # labelled as an attach)
+         "phases": [str],              # that journey's phases, in order
+                                       # (ministack.trace.phases)
          "request_ids": [str],         # every request id, first seen first
          "started_at": str,            # ISO 8601, UTC, of the first span
          "duration_ms": float,         # first start to last stop
@@ -42,18 +46,38 @@ Contract
                                        # virDomainAttachDeviceFlags, tgtadm...
          "start_ms": float,            # offset from the trace's first span
          "duration_ms": float | None,  # None: the span never stopped
-         "phase": str | None,          # reserve, cast, connect/attach,
-                                       # complete (rules below)
+         "phase": str | None,          # one of the trace's "phases"
+                                       # (rules in ministack.trace.phases)
          "status": int | None,         # HTTP status of a REST hop
          "request_id": str | None,     # the request id the hop ran under
          "error": str | None,          # "ExceptionClass: message" if it failed
-         "details": dict}              # arguments, secrets masked; an
+         "details": dict,              # arguments, secrets masked; an
                                        # action request's REST hops (both
                                        # sides) have "action"
+         "server": dict | None,        # a REST call's client hop: the
+                                       # server's side of the same request
+                                       # (below); None on every other hop
+         "client_id": str | None}      # the server's side of a REST call:
+                                       # the id of its client hop (one
+                                       # arrow: draw that one, skip this)
+
+    A REST call nova's Cinder client makes is two spans, the client's
+    (``service`` nova-api or nova-compute, ``details["side"] ==
+    "client"``) and cinder-api's entry, its child. Both stay hops (the
+    server's children, tgt commands and SQL, keep their parent); the
+    client hop's ``server`` sums up the other side (its first entry: a
+    re-try's second entry is a hop of its own, without ``client_id``)::
+
+        {"id": str, "service": str, "start_ms": float,
+         "duration_ms": float | None, "status": int | None,
+         "request_id": str | None, "error": str | None}
 
 ``format_table(trace) -> str``
-    The hops as an aligned text table (start, duration, phase, service,
-    kind, name, status), for ``ministack-trace show``.
+    The hops as an aligned text table (start, duration, server's
+    duration, phase, service, kind, name, status), for ``ministack-trace
+    show``: one row per REST call (the client's, with its server's time
+    in ``server ms``; a server hop without a client hop has a row of its
+    own).
 
 Where the hops come from
 ========================
@@ -89,20 +113,10 @@ side (nova's Cinder client) and server side (cinder-api's entry) alike,
 has ``details["action"]`` and a name that ends with it:
 ``POST /v3/{project}/volumes/{id}/action (os-begin_detaching)``.
 
-Phase rules (the seed's four phases), first match wins:
-
-1. ``complete``: attachment_complete (``os-complete``), attachment_delete
-   (``DELETE .../attachments/{id}``), ``os-roll_detaching``,
-   ``os-detach`` and ``os-unreserve``, client side or server side.
-2. ``cast``: a CAST made by a client (the hop that puts the message on
-   the broker).
-3. ``connect/attach``: the compute's handler of a CAST (``attach_volume``,
-   ``detach_volume``...).
-4. ``reserve``: the compute API's entry for ``os-volume_attachments``
-   (POST and DELETE), the CALL ``reserve_block_device_name``,
-   attachment_create (``POST .../attachments``) and ``os-begin_detaching``.
-5. otherwise the parent's phase (None for a root that matched nothing:
-   the CLI's GETs before the attach).
+Phases: :mod:`ministack.trace.phases` says whether the trace is an
+attach or a detach and labels each hop with that journey's phases (the
+attach's reserve, cast, connect/attach, complete; the detach's
+begin_detaching, cast, unplug + disconnect, attachment_delete).
 
 No secret leaves this module: ``details``, ``error`` and names pass
 through oslo.utils' ``mask_dict_password``/``mask_password`` (CHAP
@@ -110,25 +124,22 @@ through oslo.utils' ``mask_dict_password``/``mask_password`` (CHAP
 """
 
 import datetime
-import re
 
 from ministack.trace import naming
+from ministack.trace import phases as journey_phases
 from ministack.trace import storage
 
 ACTORS = ("user", "nova-api", "rabbitmq", "nova-compute", "cinder",
           "os-brick", "libvirt", "guest")
 KINDS = ("REST", "CALL", "CAST", "LIBRARY", "COMMAND", "DB")
-PHASES = ("reserve", "cast", "connect/attach", "complete")
+#: The attach's phases (each journey's: ministack.trace.phases.PHASES).
+PHASES = journey_phases.ATTACH_PHASES
 
 _TS_FORMAT = "%Y-%m-%dT%H:%M:%S.%f"
 # The actor of a REST server span, by the osprofiler service that made it.
 _SERVICE_ACTOR = {"nova-api": "nova-api", "nova-compute": "nova-compute",
                   "cinder-api": "cinder", "cinder-volume": "cinder",
                   "glance-api": "nova-api", "neutron-server": "nova-api"}
-
-_COMPLETE_ACTIONS = ("os-complete", "os-roll_detaching", "os-detach",
-                     "os-unreserve")
-_RESERVE_CALLS = ("reserve_block_device_name",)
 
 
 # No stored span matches the trace id or request id (raised by load()).
@@ -246,39 +257,24 @@ def _hop(span):
         "request_id": request_id,
         "error": naming.mask(error) if error else None,
         "details": naming.mask(details) if isinstance(details, dict) else {},
+        "server": None,
+        "client_id": None,
         "_span": span,
     }
 
 
-def _own_phase(hop, parent):
-    """Rules 1-4 of the module docstring (None: inherit)."""
-    name = hop["name"]
-    kind = hop["kind"]
-    action = (hop["details"] or {}).get("action")
-    if action in _COMPLETE_ACTIONS or any(
-            name.endswith(suffix) for suffix in
-            ("attachment_complete", "attachment_delete", "roll_detaching")):
-        return "complete"
-    if kind == "REST":
-        method, _, path = name.partition(" ")
-        if method == "DELETE" and re.search(r"/attachments/\{id\}$", path):
-            return "complete"
-        if method == "POST" and re.search(r"/attachments$", path):
-            return "reserve"
-        if method in ("POST", "DELETE") and \
-                "/os-volume_attachments" in path and \
-                hop["actor"] == "nova-api":
-            return "reserve"
-        if action == "os-begin_detaching" or \
-                name.endswith("begin_detaching"):
-            return "reserve"
-    if kind == "CAST":
-        if hop["actor"] == "rabbitmq":
-            return "cast"
-        return "connect/attach"
-    if kind == "CALL" and name in _RESERVE_CALLS:
-        return "reserve"
-    return None
+def _pair_rest(hop, parent):
+    """Join cinder-api's entry span (``hop``) to nova's client call
+    (``parent``) it is the other end of: one REST hop, two timings."""
+    if hop["kind"] != "REST" or hop["_span"]["category"] != "wsgi" or \
+            parent is None or parent["kind"] != "REST" or \
+            parent["_span"]["category"] == "wsgi" or \
+            parent["server"] is not None:
+        return      # not an entry under a client's call, or a re-try
+    hop["client_id"] = parent["id"]
+    parent["server"] = {key: hop[key] for key in (
+        "id", "service", "start_ms", "duration_ms", "status", "request_id",
+        "error")}
 
 
 def build(rows):
@@ -298,6 +294,7 @@ def build(rows):
         if hop["parent_id"] not in by_id:
             hop["parent_id"] = None
     hops.sort(key=lambda hop: (hop["start_ms"], hop["_span"]["start"]))
+    journey = journey_phases.journey_of(hops)
     # Parents start before their children: one pass in start order sees
     # every parent's phase and request id before its children.
     for hop in hops:
@@ -310,12 +307,13 @@ def build(rows):
                 hop["kind"] = parent["kind"]
             if hop["from_actor"] == hop["actor"] and hop["kind"] == "REST":
                 hop["from_actor"] = parent["from_actor"]
-        phase = _own_phase(hop, parent)
+        phase = journey_phases.own_phase(journey, hop)
         if phase is None and parent is not None:
             phase = parent["phase"]
         hop["phase"] = phase
         if hop["request_id"] is None and parent is not None:
             hop["request_id"] = parent["request_id"]
+        _pair_rest(hop, parent)
     request_ids = []
     for hop in hops:
         for rid in (hop["request_id"],
@@ -326,6 +324,8 @@ def build(rows):
         del hop["_span"]
     return {
         "trace_id": spans[0]["base_id"],
+        "journey": journey,
+        "phases": list(journey_phases.PHASES[journey]),
         "request_ids": request_ids,
         "started_at": t0.replace(
             tzinfo=datetime.UTC).isoformat(),
@@ -334,28 +334,41 @@ def build(rows):
     }
 
 
+def _ms(value):
+    return "%.1f" % value if value is not None else "-"
+
+
 def format_table(trace):
-    """The hops as a text table (what ``ministack-trace show`` prints)."""
-    header = ("start ms", "dur ms", "phase", "service", "kind", "name",
-              "status")
+    """The hops as a text table (what ``ministack-trace show`` prints):
+    one row per REST call, the client's, with its server's time."""
+    header = ("start ms", "dur ms", "server ms", "phase", "service",
+              "kind", "name", "status")
     lines = []
     for hop in trace["hops"]:
-        duration = ("%.1f" % hop["duration_ms"]
-                    if hop["duration_ms"] is not None else "-")
-        status = str(hop["status"]) if hop["status"] is not None else ""
-        if hop["error"]:
+        if hop.get("client_id"):
+            continue        # the server's side: on its client's row
+        server = hop.get("server") or {}
+        status = hop["status"] if hop["status"] is not None \
+            else server.get("status")
+        status = str(status) if status is not None else ""
+        error = hop["error"] or (server.get("error") and
+                                 "(server) " + server["error"])
+        if error:
             status = (status + " " if status else "") + "ERROR " + \
-                hop["error"][:60]
-        lines.append(("%.1f" % hop["start_ms"], duration,
+                error[:60]
+        lines.append(("%.1f" % hop["start_ms"], _ms(hop["duration_ms"]),
+                      _ms(server["duration_ms"]) if server else "",
                       hop["phase"] or "", hop["service"], hop["kind"],
                       hop["name"], status))
     widths = [max(len(str(row[i])) for row in [header] + lines)
               for i in range(len(header) - 1)]
-    out = ["trace %s  (%s, %.1f ms, request ids: %s)" % (
-        trace["trace_id"], trace["started_at"], trace["duration_ms"],
+    out = ["trace %s  (%s%s, %.1f ms, request ids: %s)" % (
+        trace["trace_id"],
+        trace["journey"] + ", " if trace.get("journey") else "",
+        trace["started_at"], trace["duration_ms"],
         ", ".join(trace["request_ids"]) or "-")]
     for row in [header] + lines:
-        cells = [str(cell).rjust(widths[i]) if i < 2 else
+        cells = [str(cell).rjust(widths[i]) if i < 3 else
                  str(cell).ljust(widths[i])
                  for i, cell in enumerate(row[:-1])]
         out.append("  ".join(cells + [row[-1]]).rstrip())

@@ -198,8 +198,15 @@ def test_traced_attach_and_detach_with_the_openstack_cli(
     assert "(os-complete)" in names
     assert re.search(r"PUT /v3/\{project\}/attachments/\{id\}", names)
     assert "tgtadm" in names
+    assert attach["journey"] == "attach"
     phases = {hop["phase"] for hop in attach["hops"]}
     assert {"reserve", "cast", "connect/attach", "complete"} <= phases
+    # Each Cinder call nova makes and cinder-api's entry of it: one hop
+    # (the CLI's own volume GETs are roots: no client hop of theirs).
+    entries = [hop for hop in attach["hops"]
+               if hop["service"] == "cinder-api" and hop["kind"] == "REST"
+               and hop["parent_id"]]
+    assert entries and all(hop["client_id"] for hop in entries), entries
     assert all(hop["error"] is None for hop in attach["hops"]
                if hop["phase"]), [h for h in attach["hops"] if h["error"]]
 
@@ -224,9 +231,10 @@ def test_traced_attach_and_detach_with_the_openstack_cli(
     detach_actors = {hop["actor"] for hop in detach["hops"]}
     assert {"nova-api", "rabbitmq", "nova-compute", "cinder",
             "libvirt"} <= detach_actors
+    assert detach["journey"] == "detach"
     detach_phases = {hop["phase"] for hop in detach["hops"]}
-    assert {"reserve", "cast", "connect/attach", "complete"} <= \
-        detach_phases
+    assert {"begin_detaching", "cast", "unplug + disconnect",
+            "attachment_delete"} <= detach_phases, detach_phases
 
     # -- the unmodified osprofiler CLI reads the same store ---------------
     osprofiler = shutil.which("osprofiler") or \

@@ -180,6 +180,46 @@ def test_cli_reads_the_connection_string_and_shows(store, tmp_path, capsys):
                      str(tmp_path / "missing.conf")]) == 2
 
 
+@pytest.mark.parametrize("trace_section, url", [
+    ("listen = 127.0.0.1\nlisten_port = 8780\n", "http://127.0.0.1:8780"),
+    ("listen_port = 8781\n", "http://127.0.0.1:8781"),
+    ("listen = 0.0.0.0\nlisten_port = 8780\n", "http://127.0.0.1:8780"),
+    ("listen = ::1\nlisten_port = 8780\n", "http://[::1]:8780"),
+    ("listen_port = 0\n", None),
+    ("", None),
+])
+def test_cli_prints_the_journey_page(store, tmp_path, capsys, trace_section,
+                                     url):
+    """After the table, the page that draws the trace, as tools/journey.py
+    prints it: miniapi's [trace] listen and listen_port (the trace's id,
+    also when it was asked for by request id); never in --json."""
+    ctxt = RequestContext(request_id="req-%s" % BASE, overwrite=True)
+    profiler.init("unit-key")
+    base = profiler.get().get_base_id()
+    with ms_profiler.span("rpc", "CAST", "detach_volume", actor="rabbitmq"):
+        pass
+    profiler.clean()
+    miniapi = tmp_path / "miniapi.conf"
+    miniapi.write_text("[profiler]\nconnection_string = %s\n[trace]\n%s"
+                       % (store, trace_section))
+    cinder = tmp_path / "minicinder.conf"
+    cinder.write_text("[trace]\nlisten_port = 9999\n")
+    args = ["--config-file", str(miniapi), "--config-file", str(cinder)]
+    for ident in (base, ctxt.request_id):
+        assert cmd.main(["show", ident] + args) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert "detach_volume" in lines[2]
+        if url is None and trace_section:
+            assert not [line for line in lines if "journey page" in line]
+        elif url is None:       # the next config's [trace]
+            assert lines[-1] == "the journey page: http://127.0.0.1:9999" \
+                "/trace/%s" % base
+        else:
+            assert lines[-1] == "the journey page: %s/trace/%s" % (url, base)
+    assert cmd.main(["show", base, "--json"] + args) == 0
+    assert json.loads(capsys.readouterr().out)["trace_id"] == base
+
+
 def test_sql_spans_hold_the_statement_not_its_parameters(store, tmp_path):
     import sqlalchemy as sa
     ms_profiler._STATE["sqlalchemy"] = True
@@ -310,8 +350,13 @@ def test_every_action_hop_names_its_action_on_both_sides(traced_cinder,
         list(ACTIONS)
     for client_hop, server_hop, action in zip(client, server, ACTIONS,
                                               strict=True):
-        # The server's entry is the client call's child, named alike.
+        # The server's entry is the client call's child, named alike,
+        # and the two are one REST hop: the client's carries the server's.
         assert server_hop["parent_id"] == client_hop["id"]
+        assert server_hop["client_id"] == client_hop["id"]
+        assert client_hop["server"]["id"] == server_hop["id"]
+        assert client_hop["server"]["duration_ms"] == \
+            server_hop["duration_ms"] <= client_hop["duration_ms"]
         kind = "attachments" if action == "os-complete" else "volumes"
         name = "POST /v3/{project}/%s/{id}/action (%s)" % (kind, action)
         assert (client_hop["name"], server_hop["name"]) == (name, name)
