@@ -4,9 +4,13 @@
 hops of :func:`ministack.trace.hops.load` the way the seed teaches the
 attach: one lane per actor (user, nova-api, RabbitMQ, nova-compute,
 Cinder, os-brick, libvirt/QEMU, guest), one arrow per hop labelled with
-its kind (REST, CALL, CAST, LIBRARY, COMMAND, DB) and its time, the
-seed's four phases (reserve, cast, connect/attach, complete) as bands,
-failed hops in red with their error; clicking a hop shows its details.
+its kind (REST, CALL, CAST, LIBRARY, COMMAND, DB) and its time (a REST
+call is one arrow, caller to Cinder, with the client's and the server's
+time), the phases of the trace's journey as bands (an attach's reserve,
+cast, connect/attach, complete; a detach's begin_detaching, cast,
+unplug + disconnect, attachment_delete), failed hops in red with their
+error; clicking a hop shows its details. The lanes fit the window's
+width (down to a lane width under which the diagram scrolls in its box).
 ``GET /trace/`` lists the recent traces, ``GET /trace/<id>.json`` is the
 same data for scripts.
 
@@ -40,6 +44,8 @@ from oslo_log import log as logging
 from sqlalchemy import exc as sa_exc
 from werkzeug import exceptions as wz_exceptions
 
+from ministack.trace import phases
+
 LOG = logging.getLogger(__name__)
 
 trace_group = cfg.OptGroup("trace", title="The journey page")
@@ -67,8 +73,9 @@ ACTORS = (("user", "user"), ("nova-api", "nova-api"),
           ("rabbitmq", "RabbitMQ"), ("nova-compute", "nova-compute"),
           ("cinder", "Cinder"), ("os-brick", "os-brick"),
           ("libvirt", "libvirt/QEMU"), ("guest", "guest"))
-#: The seed's four phases of the attach, in order.
-PHASES = ("reserve", "cast", "connect/attach", "complete")
+#: The seed's four phases of the attach, in order (a trace's own
+#: journey's phases come with it: hops.load's "phases").
+PHASES = phases.ATTACH_PHASES
 KINDS = ("REST", "CALL", "CAST", "LIBRARY", "COMMAND", "DB")
 
 #: A trace id (a UUID) or a request id (``req-<uuid>``).
@@ -139,7 +146,24 @@ def _number(value):
         return 0.0
 
 
-def _hop(hop, actors):
+def _server(server):
+    """A REST hop's server side (hops.py's ``server``), or None."""
+    if not isinstance(server, dict):
+        return None
+    status = server.get("status")
+    return {"id": str(server.get("id") or ""),
+            "service": str(server.get("service") or ""),
+            "start_ms": _number(server.get("start_ms")),
+            "duration_ms": (None if server.get("duration_ms") is None
+                            else _number(server["duration_ms"])),
+            "status": status if isinstance(status, int) else None,
+            "request_id": (None if server.get("request_id") is None
+                           else str(server["request_id"])),
+            "error": (None if server.get("error") is None
+                      else str(server["error"]))}
+
+
+def _hop(hop, actors, known_phases):
     """One hop with every field the page reads, of the type it expects."""
     status = hop.get("status")
     details = hop.get("details")
@@ -157,22 +181,48 @@ def _hop(hop, actors):
         # None: the span never stopped (the daemon died mid-hop).
         "duration_ms": (None if hop.get("duration_ms") is None
                         else _number(hop["duration_ms"])),
-        "phase": hop.get("phase") if hop.get("phase") in PHASES else None,
+        "phase": (hop.get("phase") if hop.get("phase") in known_phases
+                  else None),
         "status": status if isinstance(status, int) else None,
         "error": None if hop.get("error") is None else str(hop["error"]),
-        "details": details if isinstance(details, dict) else {}})
+        "details": details if isinstance(details, dict) else {},
+        "server": _server(hop.get("server")),
+        "client_id": (None if hop.get("client_id") is None
+                      else str(hop["client_id"]))})
+
+
+def _phases(trace):
+    """The trace's journey and its phases: hops.load's, or the attach's
+    for a trace without them."""
+    journey = trace.get("journey")
+    if journey not in phases.PHASES:
+        journey = None
+    names = trace.get("phases")
+    if not isinstance(names, list) or not names or \
+            not all(isinstance(name, str) for name in names):
+        names = list(phases.PHASES[journey])
+    return journey, names
 
 
 def view(trace):
-    """The page's data: the trace masked, its lanes and the phases."""
+    """The page's data: the trace masked, its lanes and the phases of its
+    journey."""
     trace = masked(trace)
     hops = [h for h in trace.get("hops") or [] if isinstance(h, dict)]
     actors = {h.get("id"): h.get("actor") for h in hops}
-    hops = [_hop(h, actors) for h in hops]
+    trace["journey"], names = _phases(trace)
+    trace["phases"] = names
+    hops = [_hop(h, actors, names) for h in hops]
+    ids = {h["id"] for h in hops}
+    for h in hops:
+        if h["client_id"] not in ids:
+            h["client_id"] = None       # no client hop to draw it: drawn
     trace["hops"] = hops
     trace["duration_ms"] = _number(trace.get("duration_ms"))
-    return {"trace": trace, "lanes": _lanes(hops), "phases": list(PHASES),
-            "kinds": list(KINDS)}
+    return {"trace": trace, "lanes": _lanes(hops), "phases": names,
+            "journey": trace["journey"], "kinds": list(KINDS),
+            # one arrow per REST call: the server's side is its client's
+            "drawn": sum(1 for h in hops if not h["client_id"])}
 
 
 def recent_traces(connection_string, limit=50):

@@ -1,7 +1,9 @@
 """Two traces in the shape of :func:`ministack.trace.hops.load`, for the
 journey page's tests: a traced attach as the seed tells it, and a detach
 the guest refuses (DeviceDetachFailed, then roll_detaching), with hostile
-text (markup in names and errors) and secrets that must not be shown."""
+text (markup in names and errors) and secrets that must not be shown.
+Each REST call to Cinder is two hops, as hops.load gives them: nova's
+client call (with ``server``) and cinder-api's entry (``client_id``)."""
 
 import copy
 
@@ -18,15 +20,42 @@ CHAP_SECRET = "Zq8sEcReTcHaPpAsSw0rD"
 SECRETS = (CHAP_SECRET, "gAAAAABtokenvalue", "hunter2-hmac")
 
 
+def _id(n):
+    return n if isinstance(n, str) else "hop-%02d" % n
+
+
 def _hop(n, parent, service, actor, from_actor, kind, name, start,
          duration, phase, status=None, error=None,
          request_id=ATTACH_REQUEST, **details):
-    return {"id": "hop-%02d" % n,
-            "parent_id": None if parent is None else "hop-%02d" % parent,
+    return {"id": _id(n),
+            "parent_id": None if parent is None else _id(parent),
             "service": service, "actor": actor, "from_actor": from_actor,
             "kind": kind, "name": name, "start_ms": start,
             "duration_ms": duration, "phase": phase, "status": status,
-            "request_id": request_id, "error": error, "details": details}
+            "request_id": request_id, "error": error, "details": details,
+            "server": None, "client_id": None}
+
+
+def _rest(n, parent, service, from_actor, name, start, duration, phase,
+          status, server_duration, server_request, request_id=ATTACH_REQUEST,
+          **details):
+    """A REST call to Cinder: nova's client hop ``hop-NN`` and cinder-api's
+    entry ``hop-NN-srv`` (1 ms later, its child), joined as hops.load
+    joins them."""
+    client = _hop(n, parent, service, "cinder", from_actor, "REST", name,
+                  start, duration, phase, status, request_id=request_id,
+                  side="client", **details)
+    server = _hop("%s-srv" % _id(n), n, "cinder-api", "cinder", from_actor,
+                  "REST", name, start + 1.0, server_duration, phase, status,
+                  request_id=server_request,
+                  **({"action": details["action"]}
+                     if "action" in details else {}))
+    server["details"]["global_request_id"] = request_id
+    server["client_id"] = client["id"]
+    client["server"] = {key: server[key] for key in (
+        "id", "service", "start_ms", "duration_ms", "status", "request_id",
+        "error")}
+    return [client, server]
 
 
 def attach_trace():
@@ -39,9 +68,9 @@ def attach_trace():
              0.0, 412.5, "reserve", 200, server_id=SERVER,
              body={"volumeAttachment": {"volumeId": VOLUME}},
              headers={"X-Auth-Token": "gAAAAABtokenvalue"}),
-        _hop(2, 1, "cinder-api", "cinder", "nova-api", "REST",
-             "GET %s/volumes/{id}" % p, 8.1, 21.3, "reserve", 200,
-             path="/v3/p/volumes/" + VOLUME),
+        *_rest(2, 1, "nova-api", "nova-api", "GET %s/volumes/{id}" % p, 8.1,
+               21.3, "reserve", 200, 18.9, "req-cinder-0001",
+               path="/v3/p/volumes/" + VOLUME),
         _hop(3, 1, "nova-api", "rabbitmq", "nova-api", "CALL",
              "reserve_block_device_name", 31.0, 46.2, "reserve",
              topic="compute.lab"),
@@ -50,9 +79,9 @@ def attach_trace():
              volume_id=VOLUME, device=None),
         _hop(5, 4, "nova-compute", "nova-compute", "nova-compute", "DB",
              "INSERT INTO block_device_mapping", 52.4, 3.1, "reserve"),
-        _hop(6, 1, "cinder-api", "cinder", "nova-api", "REST",
-             "POST %s/attachments" % p, 77.9, 35.6, "reserve", 200,
-             volume_id=VOLUME, instance_uuid=SERVER, connector=None),
+        *_rest(6, 1, "nova-api", "nova-api", "POST %s/attachments" % p, 77.9,
+               35.6, "reserve", 200, 31.2, "req-cinder-0002",
+               volume_id=VOLUME, instance_uuid=SERVER, connector=None),
         _hop(7, 1, "nova-api", "rabbitmq", "nova-api", "CAST",
              "attach_volume", 116.0, 1.2, "cast", topic="compute.lab"),
         _hop(8, 7, "nova-compute", "nova-compute", "rabbitmq", "CAST",
@@ -61,15 +90,15 @@ def attach_trace():
         _hop(9, 8, "nova-compute", "os-brick", "nova-compute", "LIBRARY",
              "os_brick get_connector_properties", 121.3, 6.2,
              "connect/attach", multipath=False),
-        _hop(10, 8, "cinder-api", "cinder", "nova-compute", "REST",
-             "PUT " + att, 129.0, 88.0, "connect/attach", 200,
-             attachment_id=ATTACHMENT,
-             connection_info={"driver_volume_type": "iscsi",
-                              "auth_method": "CHAP",
-                              "auth_username": "ministack",
-                              "auth_password": CHAP_SECRET}),
-        _hop(11, 10, "cinder-api", "cinder", "cinder", "COMMAND",
-             "tgtadm --op new --mode target", 140.2, 12.0,
+        *_rest(10, 8, "nova-compute", "nova-compute", "PUT " + att, 129.0,
+               88.0, "connect/attach", 200, 85.4, "req-cinder-0003",
+               attachment_id=ATTACHMENT,
+               connection_info={"driver_volume_type": "iscsi",
+                                "auth_method": "CHAP",
+                                "auth_username": "ministack",
+                                "auth_password": CHAP_SECRET}),
+        _hop(11, "hop-10-srv", "cinder-volume", "cinder", "cinder",
+             "COMMAND", "tgtadm --op new --mode target", 140.2, 12.0,
              "connect/attach", argv=["tgtadm", "--lld", "iscsi", "--op",
                                      "new"]),
         _hop(12, 8, "nova-compute", "os-brick", "nova-compute", "LIBRARY",
@@ -86,11 +115,14 @@ def attach_trace():
         _hop(16, 8, "nova-compute", "nova-compute", "nova-compute", "DB",
              "UPDATE block_device_mapping SET connection_info", 326.1,
              2.7, "connect/attach"),
-        _hop(17, 8, "cinder-api", "cinder", "nova-compute", "REST",
-             "POST %s/action" % att, 330.0, 60.2, "complete", 204,
-             action="os-complete", attachment_id=ATTACHMENT),
+        *_rest(17, 8, "nova-compute", "nova-compute",
+               "POST %s/action" % att, 330.0, 60.2,
+               "complete", 204, 57.7, "req-cinder-0004",
+               action="os-complete", attachment_id=ATTACHMENT),
     ]
-    return {"trace_id": TRACE_ID, "request_ids": [ATTACH_REQUEST],
+    return {"trace_id": TRACE_ID, "journey": "attach",
+            "phases": ["reserve", "cast", "connect/attach", "complete"],
+            "request_ids": [ATTACH_REQUEST],
             "started_at": "2026-12-01T19:50:01.123456+00:00",
             "duration_ms": 412.5, "hops": hops}
 
@@ -104,36 +136,46 @@ def failed_detach_trace():
     error = ("DeviceDetachFailed: Device detach failed for vdb: "
              "<img src=x onerror=alert(1)> guest did not release the device"
              " after 2 attempts")
+    unplug = "unplug + disconnect"
     hops = [
         _hop(1, None, "nova-api", "nova-api", "user", "REST",
              "DELETE /v2.1/servers/{id}/os-volume_attachments/{id}", 0.0,
-             61.0, "reserve", 202, request_id=rid),
-        _hop(2, 1, "cinder-api", "cinder", "nova-api", "REST",
-             "POST %s/volumes/{id}/action" % p, 9.0, 30.1, "reserve", 202,
-             request_id=rid, action="os-begin_detaching"),
+             61.0, "begin_detaching", 202, request_id=rid),
+        *_rest(2, 1, "nova-api", "nova-api",
+               "POST %s/volumes/{id}/action (os-begin_detaching)" % p, 9.0,
+               30.1, "begin_detaching", 202, 27.5, "req-cinder-0005",
+               request_id=rid, action="os-begin_detaching"),
         _hop(3, 1, "nova-api", "rabbitmq", "nova-api", "CAST",
              "detach_volume", 45.0, 1.0, "cast", request_id=rid),
         _hop(4, 3, "nova-compute", "nova-compute", "rabbitmq", "CAST",
-             "detach_volume", 47.0, 8110.0, "connect/attach",
+             "detach_volume", 47.0, 8110.0, unplug,
              request_id=rid, error=error, volume_id=VOLUME,
              attachment_id=ATTACHMENT),
         _hop(5, 4, "nova-compute", "libvirt", "nova-compute", "LIBRARY",
-             "virDomainDetachDeviceFlags", 51.0, 4003.0, "connect/attach",
+             "virDomainDetachDeviceFlags", 51.0, 4003.0, unplug,
              request_id=rid, target_dev="vdb", attempt=1),
         _hop(6, 4, "nova-compute", "libvirt", "nova-compute", "LIBRARY",
-             "virDomainDetachDeviceFlags", 4056.0, 4004.0,
-             "connect/attach", request_id=rid, target_dev="vdb",
+             "virDomainDetachDeviceFlags", 4056.0, 4004.0, unplug,
+             request_id=rid, target_dev="vdb",
              attempt=2, error="<script>alert('x')</script> no "
                               "device-removed event"),
-        _hop(7, 4, "cinder-api", "cinder", "nova-compute", "REST",
-             "POST %s/volumes/{id}/action (os-roll_detaching)" % p, 8100.0,
-             40.0, "complete",
-             202, request_id=rid, action="os-roll_detaching",
-             hmac_key="hunter2-hmac"),
+        *_rest(7, 4, "nova-compute", "nova-compute",
+               "POST %s/volumes/{id}/action (os-roll_detaching)" % p,
+               8100.0, 40.0, unplug, 202, 36.1, "req-cinder-0006",
+               request_id=rid, action="os-roll_detaching",
+               hmac_key="hunter2-hmac"),
     ]
-    return {"trace_id": FAILED_TRACE_ID, "request_ids": [rid],
+    return {"trace_id": FAILED_TRACE_ID, "journey": "detach",
+            "phases": ["begin_detaching", "cast", unplug,
+                       "attachment_delete"],
+            "request_ids": [rid],
             "started_at": "2026-12-01T19:52:11.000001+00:00",
             "duration_ms": 8157.0, "hops": hops}
+
+
+def drawn(trace):
+    """The hops the page draws: one per REST call (no server side)."""
+    return [hop for hop in trace["hops"] if not hop["client_id"]]
 
 
 TRACES = {TRACE_ID: attach_trace, FAILED_TRACE_ID: failed_detach_trace}

@@ -1,5 +1,11 @@
-// The journey page's diagram: one trace drawn as the seed's attach
-// diagram (lanes per actor, one arrow per hop, the four phases as bands).
+// The journey page's diagram: one trace drawn as the seed's diagram
+// (lanes per actor, one arrow per hop, the phases of the trace's journey,
+// attach or detach, as bands). A REST call is one arrow, the caller's
+// lane to Cinder's, with the client's and the server's time (hops.py:
+// the server's side has "client_id", the client's hop its "server").
+// The lanes share the diagram's width (at least MIN_LANE_W each, under
+// which the diagram scrolls in its box), and are laid out again when
+// the window is resized.
 //
 // Everything from the trace is attacker-influenced text: it only ever
 // reaches the page through textContent and setAttribute, never as HTML.
@@ -7,7 +13,8 @@
   "use strict";
 
   var SVG = "http://www.w3.org/2000/svg";
-  var LANE_W = 132, LEFT = 150, TOP = 64, ROW_H = 46, RIGHT = 24;
+  var LEFT = 118, TOP = 64, ROW_H = 46, RIGHT = 12;
+  var MIN_LANE_W = 96, MAX_LANE_W = 150;
   var LABEL_MAX = 60, ERROR_MAX = 72;
 
   function el(name, attrs, text) {
@@ -35,11 +42,12 @@
 
   // A long name is cut in its middle part, never in the action it ends
   // with ("... (os-roll_detaching)"): that is what the hop did.
-  function shortName(name) {
+  function shortName(name, max) {
     name = String(name);
+    max = max || LABEL_MAX;
     var m = /^(.*?)( \([^()]*\))$/.exec(name);
     var tail = m ? m[2] : "", head = m ? m[1] : name;
-    return short(head, Math.max(LABEL_MAX - tail.length, 16)) + tail;
+    return short(head, Math.max(max - tail.length, 16)) + tail;
   }
 
   function ms(value) {
@@ -48,7 +56,28 @@
 
   // A span that never stopped (its daemon died mid-hop) has no duration.
   function took(hop) {
-    return hop.duration_ms === null ? "unfinished" : ms(hop.duration_ms);
+    return hop.duration_ms === null || hop.duration_ms === undefined
+      ? "unfinished" : ms(hop.duration_ms);
+  }
+
+  // The arrow's time: a REST call's client time, then its server's.
+  function timing(hop) {
+    var text = took(hop);
+    if (hop.server) { text += " \u00b7 server " + took(hop.server); }
+    var status = hop.status;
+    if ((status === null || status === undefined) && hop.server) {
+      status = hop.server.status;
+    }
+    if (status !== null && status !== undefined) {
+      text += " \u00b7 " + status;
+    }
+    return text;
+  }
+
+  // The lane width that fits ``lanes`` in ``available`` pixels.
+  function laneWidth(lanes, available) {
+    var fit = Math.floor((available - LEFT - RIGHT) / lanes.length);
+    return Math.max(MIN_LANE_W, Math.min(MAX_LANE_W, fit));
   }
 
   // What the label says besides the name: the action of a Cinder action
@@ -62,11 +91,14 @@
     return "";
   }
 
-  function draw(data) {
-    var trace = data.trace, hops = trace.hops, lanes = data.lanes;
+  function draw(data, available) {
+    var trace = data.trace, lanes = data.lanes;
     var index = {}, byId = {};
     lanes.forEach(function (lane, i) { index[lane.actor] = i; });
-    hops.forEach(function (hop) { byId[hop.id] = hop; });
+    trace.hops.forEach(function (hop) { byId[hop.id] = hop; });
+    // One arrow per REST call: the server's side is drawn by its client.
+    var hops = trace.hops.filter(function (hop) { return !hop.client_id; });
+    var LANE_W = laneWidth(lanes, available);
     var width = LEFT + lanes.length * LANE_W + RIGHT;
     var height = TOP + hops.length * ROW_H + 24;
     var svg = el("svg", {width: width, height: height, id: "journey-svg",
@@ -117,8 +149,8 @@
     lanes.forEach(function (lane) {
       var g = el("g", {"class": "lane", "data-actor": lane.actor});
       var cx = x(lane.actor);
-      g.appendChild(el("rect", {x: cx - LANE_W / 2 + 8, y: 8,
-                                width: LANE_W - 16, height: 28, rx: 6,
+      g.appendChild(el("rect", {x: cx - LANE_W / 2 + 4, y: 8,
+                                width: LANE_W - 8, height: 28, rx: 6,
                                 "class": "lane-head"}));
       g.appendChild(el("text", {x: cx, y: 27, "class": "lane-title"},
                        lane.title));
@@ -137,8 +169,10 @@
       var failed = !!hop.error;
       var g = el("g", {"class": "hop" + (failed ? " failed" : ""),
                        "data-hop-id": hop.id, "data-kind": hop.kind,
-                       "data-actor": to, "data-name": hop.name,
+                       "data-actor": to, "data-from": from,
+                       "data-name": hop.name, "data-phase": hop.phase || "",
                        tabindex: 0, role: "button"});
+      if (hop.server) { g.setAttribute("data-server-id", hop.server.id); }
       g.appendChild(el("title", {}, hop.kind + " " + hop.name +
                        (failed ? " \u2014 " + hop.error : "")));
       g.appendChild(el("rect", {x: LEFT - 6, y: rowY(row) + 2,
@@ -172,15 +206,13 @@
       var labelX = Math.max(Math.min(x1, x2), LEFT) + (x1 === x2 ? 34 : 8);
       var label = el("text", {x: labelX, y: y - 6, "class": "label"});
       label.appendChild(el("tspan", {"class": "kind-tag"}, hop.kind + " "));
-      label.appendChild(el("tspan", {"class": "name"},
+      label.appendChild(el("tspan", {"class": "name",
+                                     "data-full": hop.name},
                            shortName(hop.name)));
       if (action(hop)) {
         label.appendChild(el("tspan", {"class": "action"}, action(hop)));
       }
-      label.appendChild(el("tspan", {"class": "time"},
-                           " " + took(hop) +
-                           (hop.status !== null && hop.status !== undefined
-                            ? " \u00b7 " + hop.status : "")));
+      label.appendChild(el("tspan", {"class": "time"}, " " + timing(hop)));
       g.appendChild(label);
       if (failed) {
         g.appendChild(el("text", {x: labelX, y: y + 16,
@@ -198,6 +230,32 @@
     });
     svg.appendChild(hopsG);
     return svg;
+  }
+
+  // Keep each label inside the diagram: one that would run off the
+  // right edge ends at it instead, and one longer than the diagram is
+  // wide loses the middle of its name (never its action or its time).
+  function fitLabels(svg) {
+    var width = svg.width.baseVal.value, right = width - RIGHT / 2;
+    var labels = svg.querySelectorAll(".label, .error-label");
+    Array.prototype.forEach.call(labels, function (label) {
+      var x = Number(label.getAttribute("x"));
+      var len = label.getComputedTextLength();
+      if (x + len <= right) { return; }
+      var name = label.querySelector(".name");
+      var full = name ? name.getAttribute("data-full") : label.textContent;
+      var max = (name || label).textContent.length;
+      while (LEFT + len > right && max > 16) {
+        max = Math.max(16, max - Math.ceil((LEFT + len - right) / 6));
+        if (name) {
+          name.textContent = shortName(full, max);
+        } else {
+          label.textContent = short(full, max);
+        }
+        len = label.getComputedTextLength();
+      }
+      label.setAttribute("x", Math.max(LEFT, right - len));
+    });
   }
 
   function row(dl, term, value) {
@@ -220,6 +278,11 @@
     if (hop.error) {
       panel.appendChild(html("p", {"class": "error-message"}, hop.error));
     }
+    var server = hop.server;
+    if (server && server.error) {
+      panel.appendChild(html("p", {"class": "error-message"},
+                             "server: " + server.error));
+    }
     var dl = html("dl");
     var parent = byId[hop.parent_id];
     row(dl, "service", hop.service);
@@ -229,17 +292,73 @@
                             : ""));
     row(dl, "phase", hop.phase);
     row(dl, "start", "+" + ms(hop.start_ms));
-    row(dl, "duration", took(hop));
+    row(dl, "duration", took(hop) + (server ? " (" + hop.service +
+                                              "'s client)" : ""));
+    if (server) {
+      row(dl, "server", took(server) + " in " + server.service +
+                        ", from +" + ms(server.start_ms));
+    }
     row(dl, "status", hop.status);
+    if (server && server.status !== hop.status) {
+      row(dl, "server status", server.status);
+    }
     row(dl, "request id", hop.request_id);
+    if (server) { row(dl, "server request id", server.request_id); }
     row(dl, "hop id", hop.id);
+    if (server) { row(dl, "server hop id", server.id); }
     panel.appendChild(dl);
     panel.appendChild(html("h3", {}, "arguments"));
     panel.appendChild(html("pre", {"class": "hop-args"},
                            JSON.stringify(hop.details || {}, null, 2)));
+    var served = server && byId[server.id];
+    if (served) {
+      panel.appendChild(html("h3", {}, "the server's side (" +
+                                       server.service + ")"));
+      panel.appendChild(html("pre", {"class": "server-args"},
+                             JSON.stringify(served.details || {}, null, 2)));
+    }
   }
 
   var source = document.getElementById("trace-data");
   var data = JSON.parse(source.textContent);
-  document.getElementById("diagram").appendChild(draw(data));
+  var diagram = document.getElementById("diagram");
+
+  // Draw for the diagram's width now, and again when it changes (the
+  // selected hop stays selected).
+  function render() {
+    var panel = document.getElementById("hop-details");
+    var selected = document.querySelector(".hop.selected") &&
+      panel.getAttribute("data-hop-id");
+    var old = document.getElementById("journey-svg");
+    if (old) { diagram.removeChild(old); }
+    drawnAt = diagram.clientWidth;
+    var svg = draw(data, drawnAt);
+    diagram.appendChild(svg);
+    fitLabels(svg);
+    if (selected) {
+      var hops = svg.querySelectorAll(".hop");
+      Array.prototype.forEach.call(hops, function (g) {
+        if (g.getAttribute("data-hop-id") === selected) {
+          g.setAttribute("class", g.getAttribute("class") + " selected");
+        }
+      });
+    }
+  }
+
+  // Lay out again when the diagram's width changes: a window resized,
+  // or the page's scroll bar appearing once the drawing made it tall.
+  function refit() {
+    if (laneWidth(data.lanes, diagram.clientWidth) !==
+        laneWidth(data.lanes, drawnAt)) {
+      render();
+    }
+  }
+
+  var drawnAt = 0;
+  render();
+  if (window.ResizeObserver) {
+    new window.ResizeObserver(refit).observe(diagram);
+  } else {
+    window.addEventListener("resize", refit);
+  }
 })();

@@ -10,6 +10,8 @@ import pytest
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
+#: The window the page is made for (issue 26: its lanes fit at 1400 px).
+WIDTH, HEIGHT = 1400, 1000
 #: Where the screenshots are kept (a test artifact, next to the logs).
 ARTIFACTS = os.environ.get("MINISTACK_ARTIFACTS_DIR",
                            "/opt/stack/logs/artifacts")
@@ -27,7 +29,8 @@ def chromium():
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu",
-                "--disable-dev-shm-usage", "--window-size=1500,1000",
+                "--disable-dev-shm-usage",
+                "--window-size=%d,%d" % (WIDTH, HEIGHT),
                 "--disable-extensions", "--no-first-run"):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
@@ -50,18 +53,14 @@ def served(app):
 
 
 def screenshot(driver, name):
-    """The whole page as ARTIFACTS/<name>.png; returns the path."""
+    """The whole page as ARTIFACTS/<name>.png, WIDTH wide (as an operator
+    sees it: the lanes fit), tall enough for every hop; returns the
+    path."""
     os.makedirs(ARTIFACTS, exist_ok=True)
-    # Wide enough for the diagram and the details side by side, tall
-    # enough for every hop, scrolled to the first lane.
-    width = driver.execute_script(
-        "var svg = document.getElementById('journey-svg');"
-        "return Math.max(document.documentElement.scrollWidth,"
-        " svg ? svg.width.baseVal.value + 420 : 0)")
-    driver.set_window_size(width + 40, 1000)
+    driver.set_window_size(WIDTH, HEIGHT)
     height = driver.execute_script(
         "return document.documentElement.scrollHeight")
-    driver.set_window_size(width + 40, height + 140)
+    driver.set_window_size(WIDTH, height + 140)
     driver.execute_script(
         "var d = document.getElementById('diagram');"
         "if (d) { d.scrollLeft = 0; } window.scrollTo(0, 0);")
@@ -69,6 +68,36 @@ def screenshot(driver, name):
     assert driver.save_screenshot(path)
     print("screenshot: %s" % path)
     return path
+
+
+#: What lanes_fit measures, in the page (CSS pixels).
+_FIT = """
+var diagram = document.getElementById('diagram');
+var svg = document.getElementById('journey-svg');
+var box = diagram.getBoundingClientRect();
+function right(node) { return node.getBoundingClientRect().right; }
+return {
+  window: window.innerWidth,
+  page: document.documentElement.scrollWidth,
+  page_client: document.documentElement.clientWidth,
+  diagram_right: box.right, diagram_left: box.left,
+  diagram_scroll: diagram.scrollWidth, diagram_client: diagram.clientWidth,
+  svg_right: right(svg),
+  lanes: Array.prototype.map.call(
+    document.querySelectorAll('g.lane'), function (g) {
+      return [g.getAttribute('data-actor'),
+              right(g.querySelector('rect.lane-head'))]; }),
+  labels: Array.prototype.map.call(
+    document.querySelectorAll('.label, .error-label'), function (t) {
+      return [t.textContent, right(t)]; })
+};
+"""
+
+
+def lanes_fit(driver):
+    """Where the lanes, the labels and the diagram end, in the window:
+    a dict of the page's measures (see _FIT)."""
+    return driver.execute_script(_FIT)
 
 
 def console_errors(driver):

@@ -4,10 +4,14 @@ traced attach and detach.
 tools/journey.py (the operator's journey, what ./lab.sh runs) attaches a
 new volume to the demo server and detaches it, each request carrying
 osprofiler's signed trace headers; it prints each trace's hop table and
-the page's URL. This test runs it, opens both URLs in chromium and checks
-that the page draws every hop the seed names, from all three daemons plus
-os-brick and libvirt, under the seed's lanes and phases. The attach's
-page is kept as a screenshot (``browser.ARTIFACTS``/trace-page.png).
+the page's URL. This test runs it, opens both URLs in chromium (a 1400
+px window) and checks that the page draws every hop the seed names, from
+all three daemons plus os-brick and libvirt, under the seed's lanes and
+the phases of each journey (the attach's, the detach's), one arrow per
+REST call (nova's client and cinder-api's entry of one request) and
+every lane inside the window; and that ``ministack-trace show`` prints
+the same page's URL. The pages are kept as screenshots
+(``browser.ARTIFACTS``/trace-page.png, trace-page-detach.png).
 """
 
 import os
@@ -16,6 +20,7 @@ import subprocess
 
 import pytest
 
+from ministack.trace import phases
 from ministack.trace import web
 from tests.functional.journey_page import browser
 
@@ -78,6 +83,7 @@ def _pages(out):
 
 def _drawn(driver, url):
     """The hops the page drew: [(kind, name + label, lane, failed)]."""
+    driver.set_window_size(browser.WIDTH, browser.HEIGHT)
     driver.get(url)
     lanes = [g.get_attribute("data-actor")
              for g in driver.find_elements("css selector", "g.lane")]
@@ -108,13 +114,35 @@ def test_journey_prints_the_hops_and_the_pages(journey_output):
     assert len(_pages(out)) == 2
 
 
+def test_ministack_trace_show_prints_the_page(journey_output):
+    """The CLI's table of each journey, its phases, one row per REST call,
+    then the page's URL (miniapi's [trace] listen_port)."""
+    for url, journey in zip(_pages(journey_output), ("attach", "detach"),
+                            strict=True):
+        trace_id = url.rsplit("/", 1)[1]
+        shown = subprocess.run(
+            ["/opt/stack/venv/bin/ministack-trace", "show", trace_id],
+            capture_output=True, text=True, timeout=60, check=False)
+        assert shown.returncode == 0, shown.stderr
+        lines = shown.stdout.splitlines()
+        assert lines[0].startswith("trace %s  (%s, " % (trace_id, journey))
+        assert "server ms" in lines[1]
+        assert lines[-1] == "the journey page: %s" % url
+        table = "\n".join(lines[2:-1])
+        for phase in phases.PHASES[journey]:
+            assert " %s " % phase in table, (phase, table)
+        assert " cinder-api " not in table      # one row per REST call
+
+
 def test_the_page_draws_the_traced_attach(journey_output, driver):
     attach, _ = _pages(journey_output)
     drawn = _drawn(driver, attach)
     _assert_every_hop(drawn, ATTACH_HOPS)
-    phases = [g.get_attribute("data-phase")
-              for g in driver.find_elements("css selector", "g.phase")]
-    assert set(phases) == {"reserve", "cast", "connect/attach", "complete"}
+    bands = [g.get_attribute("data-phase")
+             for g in driver.find_elements("css selector", "g.phase")]
+    assert bands == list(phases.ATTACH_PHASES)
+    _assert_one_arrow_per_rest_call(driver)
+    _assert_lanes_fit(driver)
     # A click shows the hop's request id and status.
     hop = [g for g in driver.find_elements("css selector", "g.hop")
            if g.get_attribute("data-name") ==
@@ -133,4 +161,49 @@ def test_the_page_draws_the_traced_attach(journey_output, driver):
 def test_the_page_draws_the_traced_detach(journey_output, driver):
     _, detach = _pages(journey_output)
     _assert_every_hop(_drawn(driver, detach), DETACH_HOPS)
+    bands = [g.get_attribute("data-phase")
+             for g in driver.find_elements("css selector", "g.phase")]
+    assert bands == list(phases.DETACH_PHASES)
+    assert driver.find_element("css selector", "#journey-kind").text == \
+        "detach"
+    by_phase = {}
+    for g in driver.find_elements("css selector", "g.hop"):
+        by_phase.setdefault(g.get_attribute("data-phase"), []).append(
+            g.get_attribute("data-name"))
+    assert "DELETE /v3/{project}/attachments/{id}" in \
+        by_phase["attachment_delete"]
+    assert "virDomainDetachDeviceFlags" in by_phase["unplug + disconnect"]
+    assert any(name.endswith("(os-begin_detaching)")
+               for name in by_phase["begin_detaching"])
+    _assert_one_arrow_per_rest_call(driver)
+    _assert_lanes_fit(driver)
     browser.screenshot(driver, "trace-page-detach")
+
+
+def _assert_one_arrow_per_rest_call(driver):
+    """Every Cinder call is one arrow from nova's lane (nova-api or
+    nova-compute) to Cinder's, with the server's time in its label; no
+    arrow of cinder-api's own entry span."""
+    rest = [g for g in driver.find_elements("css selector", "g.hop")
+            if g.get_attribute("data-kind") == "REST"
+            and g.get_attribute("data-actor") == "cinder"]
+    assert rest
+    for g in rest:
+        assert g.get_attribute("data-from") in ("nova-api", "nova-compute")
+        assert g.get_attribute("data-server-id"), g.get_attribute(
+            "data-name")
+        assert " \u00b7 server " in g.find_element(
+            "css selector", ".label").text
+    drawn = {g.get_attribute("data-hop-id")
+             for g in driver.find_elements("css selector", "g.hop")}
+    assert not drawn & {g.get_attribute("data-server-id") for g in rest}
+
+
+def _assert_lanes_fit(driver):
+    fit = browser.lanes_fit(driver)
+    assert fit["window"] == browser.WIDTH
+    assert fit["lanes"][-1][0] == "guest"
+    assert all(right <= fit["diagram_right"] for _, right in fit["lanes"])
+    assert all(right <= fit["diagram_right"]
+               for _, right in fit["labels"]), fit["labels"]
+    assert fit["page"] <= fit["page_client"]

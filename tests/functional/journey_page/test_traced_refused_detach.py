@@ -10,7 +10,9 @@ the detach is sent with osprofiler's signed trace headers. The compute's
 retries run out, DeviceDetachFailed makes it roll Cinder back
 (``os-roll_detaching``); the page, in headless chromium, draws the
 guest's refusals and the compute's ``detach_volume`` hop red with their
-errors, then the roll back.
+errors, then the roll back, under the detach's phases: begin_detaching,
+cast, then unplug + disconnect, where driver_detach rolls back, and no
+attachment_delete (the volume was never released).
 """
 
 import secrets
@@ -123,6 +125,18 @@ def test_refused_detach_drawn_red_with_roll_detaching(stack):
     assert failed == [("nova-compute", "CAST", "detach_volume"),
                       ("guest", "LIBRARY", "guest releases vdb"),
                       ("guest", "LIBRARY", "guest releases vdb")], failed
+    # A detach, labelled with the detach's phases: the roll back is in
+    # the unplug (driver_detach's), and no hop releases the volume.
+    assert trace["journey"] == "detach"
+    by_phase = {}
+    for hop in trace["hops"]:
+        by_phase.setdefault(hop["phase"], []).append(hop["name"])
+    assert list(by_phase) == ["begin_detaching", "cast",
+                              "unplug + disconnect"], by_phase
+    assert any(name.endswith("(os-roll_detaching)")
+               for name in by_phase["unplug + disconnect"])
+    assert any(name.endswith("(os-begin_detaching)")
+               for name in by_phase["begin_detaching"])
 
     driver = browser.chromium()
     try:
@@ -140,10 +154,18 @@ def test_refused_detach_drawn_red_with_roll_detaching(stack):
         assert len(refusals) == 2
         assert "did not release vdb" in refusals[0].find_element(
             "css selector", ".error-label").text
+        bands = [g.get_attribute("data-phase") for g in
+                 driver.find_elements("css selector", "g.phase")]
+        assert bands == ["begin_detaching", "cast", "unplug + disconnect"]
         rolls = [g for g in driver.find_elements("css selector", "g.hop")
                  if "os-roll_detaching" in g.text]
-        assert rolls and rolls[0].get_attribute("data-kind") == "REST"
+        # One arrow, nova-compute to Cinder, with the server's time.
+        assert len(rolls) == 1, [g.text for g in rolls]
+        assert rolls[0].get_attribute("data-kind") == "REST"
         assert rolls[0].get_attribute("data-actor") == "cinder"
+        assert rolls[0].get_attribute("data-from") == "nova-compute"
+        assert rolls[0].get_attribute("data-phase") == "unplug + disconnect"
+        assert " \u00b7 server " in rolls[0].text
         refusals[0].click()
         panel = driver.find_element("css selector", "#hop-details")
         assert "did not release vdb" in panel.find_element(

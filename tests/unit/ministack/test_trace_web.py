@@ -31,18 +31,32 @@ def _assert_no_secret(text):
         assert secret not in text
 
 
+def _data(page):
+    return json.loads(re.search(
+        r'<script id="trace-data" type="application/json">(.*?)</script>',
+        page, re.S).group(1))
+
+
+def _table_rows(page):
+    """The table view's rows: [[cell text, ...]]."""
+    body = page.split('<table class="hops" id="hop-table">', 1)[1].split(
+        "</tbody>", 1)[0].split("<tbody>", 1)[1]
+    return [re.findall(r"<td>(.*?)</td>", row, re.S)
+            for row in body.split("</tr>") if "<td>" in row]
+
+
 def test_attach_page_has_every_hop_and_the_lanes(client):
     resp = client.get("/trace/%s" % traces.TRACE_ID)
     assert resp.status_code == 200
     assert resp.mimetype == "text/html"
     page = _text(resp)
-    data = json.loads(re.search(
-        r'<script id="trace-data" type="application/json">(.*?)</script>',
-        page, re.S).group(1))
+    data = _data(page)
     assert [lane["actor"] for lane in data["lanes"]] == [
         actor for actor, _ in web.ACTORS]
     assert data["phases"] == ["reserve", "cast", "connect/attach",
                               "complete"]
+    assert data["journey"] == "attach"
+    assert '<span id="journey-kind">attach</span> journey of trace' in page
     names = [hop["name"] for hop in data["trace"]["hops"]]
     assert names == [hop["name"] for hop in traces.attach_trace()["hops"]]
     for name in ("reserve_block_device_name", "attach_volume",
@@ -50,6 +64,64 @@ def test_attach_page_has_every_hop_and_the_lanes(client):
         assert "<td>%s</td>" % name in page     # the table view
     assert '<script src="/trace/static/journey.js"></script>' in page
     _assert_no_secret(page)
+
+
+def test_one_row_and_one_count_per_rest_call(client):
+    """The summary counts and the table lists each REST call once (the
+    client's hop, with the server's time); the data keeps both sides."""
+    page = _text(client.get("/trace/%s" % traces.TRACE_ID))
+    drawn = traces.drawn(traces.attach_trace())
+    assert len(drawn) < len(traces.attach_trace()["hops"])
+    assert '<span id="hop-count">%d</span> hops' % len(drawn) in page
+    rows = _table_rows(page)
+    assert [row[6] for row in rows] == [hop["name"] for hop in drawn]
+    put = [row for row in rows
+           if row[6] == "PUT /v3/{project}/attachments/{id}"]
+    assert [row[:3] for row in put] == [["129.0", "88.0", "85.4"]]
+    assert rows[0][2] == ""         # the API's entry: no server side
+    assert "<th>server ms</th>" in page
+    data = _data(page)
+    hop = {h["id"]: h for h in data["trace"]["hops"]}
+    assert hop["hop-10"]["server"]["id"] == "hop-10-srv"
+    assert hop["hop-10-srv"]["client_id"] == "hop-10"
+
+
+def test_a_detach_page_has_the_detach_phases(client):
+    page = _text(client.get("/trace/%s" % traces.FAILED_TRACE_ID))
+    data = _data(page)
+    assert data["journey"] == "detach"
+    assert data["phases"] == ["begin_detaching", "cast",
+                              "unplug + disconnect", "attachment_delete"]
+    assert [hop["phase"] for hop in data["trace"]["hops"]] == [
+        hop["phase"] for hop in traces.failed_detach_trace()["hops"]]
+    assert "unplug + disconnect" in [row[3] for row in _table_rows(page)]
+    assert '<span id="journey-kind">detach</span>' in page
+    assert "1 begin_detaching → 2 cast → 3 unplug + disconnect → " \
+        "4 attachment_delete" in page
+
+
+def test_a_trace_without_its_journey_is_drawn_as_an_attach():
+    """An older trace dict (no journey, phases, server or client_id):
+    the attach's phases, every hop drawn; a client_id naming no hop of
+    the trace is dropped (the hop is drawn, not lost); an unknown phase
+    is none."""
+    def load(ident):
+        trace = traces.attach_trace()
+        del trace["journey"], trace["phases"]
+        for hop in trace["hops"]:
+            del hop["server"], hop["client_id"]
+        trace["hops"][1]["client_id"] = "hop-99"
+        trace["hops"][2]["phase"] = "<b>nonsense</b>"
+        return trace
+    page = _text(web.create_app(load).test_client().get(
+        "/trace/%s" % traces.TRACE_ID))
+    data = _data(page)
+    assert (data["journey"], data["phases"]) == (None, list(web.PHASES))
+    hops = data["trace"]["hops"]
+    assert all(h["client_id"] is None and h["server"] is None for h in hops)
+    assert hops[2]["phase"] is None
+    assert len(_table_rows(page)) == len(hops)
+    assert 'id="journey-kind"' not in page
 
 
 def test_a_request_id_finds_its_trace(client):
@@ -81,8 +153,8 @@ def test_no_secret_in_page_json_or_listing(client):
         body = client.get("/trace/%s.json" % ident).get_json()
         _assert_no_secret(json.dumps(body))
     _assert_no_secret(_text(client.get("/trace/")))
-    hop = client.get("/trace/%s.json" % traces.TRACE_ID).get_json()[
-        "hops"][9]
+    hop = {h["id"]: h for h in client.get(
+        "/trace/%s.json" % traces.TRACE_ID).get_json()["hops"]}["hop-10"]
     assert hop["details"]["connection_info"]["auth_password"] == "***"
 
 
@@ -157,7 +229,8 @@ def test_listing(client):
 def test_a_span_that_never_stopped(client):
     def load(ident):
         trace = traces.attach_trace()
-        trace["hops"][7]["duration_ms"] = None
+        [handler] = [h for h in trace["hops"] if h["id"] == "hop-08"]
+        handler["duration_ms"] = None
         return trace
     page = _text(web.create_app(load).test_client().get(
         "/trace/%s" % traces.TRACE_ID))
