@@ -69,7 +69,9 @@ for tier in "${tiers[@]}"; do
             echo "== import-linter (the contracts in pyproject.toml)"
             "$VENV/bin/lint-imports"
             echo "== RPC seam (topics and method names only in rpcapi)"
-            "$VENV/bin/python" tools/lint_rpc_seam.py ;;
+            "$VENV/bin/python" tools/lint_rpc_seam.py
+            echo "== module size (production modules of 400 lines at most)"
+            "$VENV/bin/python" tools/lint_module_size.py ;;
         unit)       run_tier unit tests/unit ;;
         quickstart) run_tier quickstart tests/quickstart ;;
         functional) run_tier functional tests/functional ;;
