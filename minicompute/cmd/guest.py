@@ -11,7 +11,10 @@ standard output and error as they are, and exits with its exit code::
 SERVER is a server's id (the domain's UUID) or its name, which the
 compute API resolves (``--cloud``, default ``ministack-admin`` of
 clouds.yaml: a server of any project); a name shared by several servers
-is refused, naming their ids. Root only (libvirt's system socket).
+is refused, naming their ids. The guest is looked for on every compute
+host of this machine (each host's libvirtd, from its minicompute config:
+``minicompute.hosts``), or only at ``--uri``. Root only (libvirt's
+system sockets).
 
 The interactive way in is ``virsh console <domain>`` (the domain name is
 the server's ``OS-EXT-SRV-ATTR:instance_name``); leave it with ``Ctrl+]``.
@@ -23,6 +26,7 @@ import sys
 import libvirt
 from oslo_utils import uuidutils
 
+from minicompute import hosts
 from minicompute.virt.libvirt import guest_agent
 
 
@@ -45,22 +49,38 @@ def server_id(server, cloud):
                           % (server, ", ".join(ids))) from None
 
 
-def find_domain(conn, server, cloud):
-    """The domain of ``server`` (id or name) on this host.
+def _lookup(uris, uuid):
+    """(connection, domain) of the guest ``uuid`` on the first of ``uris``
+    whose libvirtd has it, or None."""
+    for uri in uris:
+        try:
+            conn = libvirt.open(uri)
+        except libvirt.libvirtError:
+            continue          # a host whose libvirtd is down
+        try:
+            return conn, conn.lookupByUUIDString(uuid)
+        except libvirt.libvirtError:
+            conn.close()
+    return None
 
+
+def find_domain(uris, server, cloud):
+    """The domain of ``server`` (id or name) on one of this machine's
+    compute hosts (the libvirtd of each of ``uris``).
+
+    :returns: (libvirt connection, domain); close the connection.
     :raises LookupError: no such server, or its guest is not here.
     """
     if uuidutils.is_uuid_like(server):
-        try:
-            return conn.lookupByUUIDString(server)
-        except libvirt.libvirtError:
-            pass   # a server of another host, or a name that looks so
+        found = _lookup(uris, server)
+        if found:
+            return found   # else a server of another machine, or a name
     uuid = server_id(server, cloud)
-    try:
-        return conn.lookupByUUIDString(uuid)
-    except libvirt.libvirtError:
-        raise LookupError("server %s has no guest on this host" % uuid) \
-            from None
+    found = _lookup(uris, uuid)
+    if not found:
+        raise LookupError("server %s has no guest on this machine's "
+                          "compute hosts" % uuid)
+    return found
 
 
 def main(argv=None):
@@ -69,8 +89,10 @@ def main(argv=None):
     parser.add_argument("server", help="server id or name")
     parser.add_argument("command", nargs=argparse.REMAINDER,
                         help="-- COMMAND [ARG...]")
-    parser.add_argument("--uri", default="qemu:///system",
-                        help="libvirt URI (default: qemu:///system)")
+    parser.add_argument("--uri", default=None,
+                        help="libvirt URI (default: the libvirtd of every "
+                             "compute host of this machine, from %s)"
+                             % hosts.CONF_DIR)
     parser.add_argument("--cloud", default="ministack-admin",
                         help="clouds.yaml cloud that resolves a name "
                              "(default: ministack-admin)")
@@ -83,16 +105,20 @@ def main(argv=None):
     # libvirt prints every error it raises to stderr by default; the
     # command's own stderr must come through alone.
     libvirt.registerErrorHandler(lambda _ctx, _err: None, None)
-    conn = libvirt.open(args.uri)
+    uris = [args.uri] if args.uri else \
+        [h.libvirt_uri for h in hosts.compute_hosts().values()] or \
+        [hosts.DEFAULT_URI]
+    conn = None
     try:
-        domain = find_domain(conn, args.server, args.cloud)
+        conn, domain = find_domain(uris, args.server, args.cloud)
         code, out, err = guest_agent.guest_exec(
             domain, command, timeout=args.timeout, text=False)
     except (LookupError, guest_agent.GuestAgentError) as exc:
         print("ministack-guest: %s" % exc, file=sys.stderr)
         return 2
     finally:
-        conn.close()
+        if conn is not None:
+            conn.close()
     sys.stdout.buffer.write(out)
     sys.stdout.buffer.flush()
     sys.stderr.buffer.write(err)
