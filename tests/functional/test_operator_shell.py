@@ -2,33 +2,25 @@
 
 Each command runs in a fresh login shell (``bash -lc``): nothing of this
 test's environment (no venv on PATH, no OS_* variables) reaches it, as
-for someone who just logged in. DevStack habits: the clients are on
-PATH, ``source devstack/openrc admin admin`` (or ``demo demo``) sets the
-credentials.
+for someone who just logged in (``tests/support/login_shell.py``).
+DevStack habits: the clients are on PATH, ``source devstack/openrc admin
+admin`` (or ``demo demo``) sets the credentials. The command blocks of
+README.md and docs/ (the By-hand journey and the triage among them) are
+run by ``tests/quickstart/test_doc_blocks.py``.
 """
 
 import json
 import os
 import shutil
-import subprocess
 
 import pytest
 import sqlalchemy
 
+from tests.support.login_shell import login_shell
 from tests.tempest_style import config
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 OPENRC = os.path.join(REPO, "devstack", "openrc")
-
-
-def _login_shell(command, timeout=120):
-    """``bash -lc command`` with a login environment only."""
-    env = {"HOME": "/root", "TERM": "dumb", "USER": "root",
-           "LOGNAME": "root", "SHELL": "/bin/bash",
-           "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:"
-                   "/sbin:/bin"}
-    return subprocess.run(["bash", "-lc", command], env=env, cwd="/root",
-                          capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -41,7 +33,7 @@ def lab():
 @pytest.mark.parametrize("client", ["openstack", "cinder", "nova",
                                     "ministack-audit", "ministack-guest"])
 def test_clients_are_on_path(client):
-    done = _login_shell("command -v %s && %s --help" % (client, client))
+    done = login_shell("command -v %s && %s --help" % (client, client))
     assert done.returncode == 0, done.stderr[-500:]
     assert done.stdout.splitlines()[0] == "/usr/local/bin/" + client
 
@@ -49,13 +41,13 @@ def test_clients_are_on_path(client):
 @pytest.mark.parametrize("user, project", [("admin", "admin"),
                                            ("demo", "demo")])
 def test_openrc_as_in_devstack(user, project):
-    done = _login_shell(
+    done = login_shell(
         "source %s %s %s && openstack token issue -f json" % (
             OPENRC, user, project))
     assert done.returncode == 0, done.stderr[-500:]
     token = json.loads(done.stdout)
     assert token["id"]
-    listed = _login_shell(
+    listed = login_shell(
         "source %s %s %s && openstack project list --my-projects -f json"
         % (OPENRC, user, project))
     assert listed.returncode == 0, listed.stderr[-500:]
@@ -63,7 +55,7 @@ def test_openrc_as_in_devstack(user, project):
 
 
 def test_openrc_defaults_to_demo_and_feeds_the_legacy_clients():
-    done = _login_shell(
+    done = login_shell(
         "source %s && echo $OS_USERNAME/$OS_PROJECT_NAME && "
         "cinder --os-volume-api-version 3.44 list && nova list" % OPENRC)
     assert done.returncode == 0, done.stderr[-500:]
@@ -71,13 +63,13 @@ def test_openrc_defaults_to_demo_and_feeds_the_legacy_clients():
 
 
 def test_clouds_yaml_works_from_a_new_shell():
-    done = _login_shell("openstack --os-cloud ministack server list -f json")
+    done = login_shell("openstack --os-cloud ministack server list -f json")
     assert done.returncode == 0, done.stderr[-500:]
     assert isinstance(json.loads(done.stdout), list)
 
 
 def test_ministackctl_status_table_and_restart():
-    done = _login_shell("ministackctl status")
+    done = login_shell("ministackctl status")
     assert done.returncode == 0, done.stdout + done.stderr[-500:]
     rows = done.stdout.splitlines()
     assert rows[0].split() == ["SERVICE", "PID", "UP", "SINCE", "HEALTH"]
@@ -86,20 +78,20 @@ def test_ministackctl_status_table_and_restart():
                 "minicinder", "miniapi", "minicompute"}
     if _deployed_database_type() in ("mysql", "mariadb"):
         expected.add("mysql")      # the MariaDB server stack.sh runs
-        logs = _login_shell("ministackctl logs mysql")
+        logs = login_shell("ministackctl logs mysql")
         assert logs.returncode == 0, logs.stderr
     assert set(services) == expected
     assert all(" ok (" in row for row in services.values()), done.stdout
     before = services["miniapi"].split()[1]
     # A restart asked for is a fresh daemon and supervisor, not a crash.
-    done = _login_shell("ministackctl restart miniapi", timeout=180)
+    done = login_shell("ministackctl restart miniapi", timeout=180)
     assert done.returncode == 0, done.stdout + done.stderr[-500:]
-    done = _login_shell("ministackctl status miniapi")
+    done = login_shell("ministackctl status miniapi")
     assert done.returncode == 0, done.stdout
     after = done.stdout.splitlines()[1].split()[1]
     assert after != before
     # The supervisor logged a requested stop, not an exit it counts.
-    logs = _login_shell("ministackctl logs miniapi")
+    logs = login_shell("ministackctl logs miniapi")
     assert logs.returncode == 0
     tail = logs.stdout.split("supervise[miniapi]: stopped")[-1]
     assert "supervise[miniapi]: stopped" in logs.stdout
@@ -107,7 +99,7 @@ def test_ministackctl_status_table_and_restart():
 
 
 def test_reconcile_grace_is_a_local_conf_setting():
-    done = _login_shell(
+    done = login_shell(
         "sed -n '/^\\[compute\\]/,/^\\[/p' /etc/ministack/minicompute.conf")
     assert "reconcile_grace = 120" in done.stdout
     assert "reconcile_interval = 60" in done.stdout
@@ -115,14 +107,14 @@ def test_reconcile_grace_is_a_local_conf_setting():
 
 def test_ministack_guest_runs_a_command_in_the_demo_server():
     """The seed's last check, lsblk inside the guest, in one line."""
-    done = _login_shell("ministack-guest demo -- lsblk")
+    done = login_shell("ministack-guest demo -- lsblk")
     assert done.returncode == 0, done.stderr[-500:]
     assert "vda" in done.stdout
-    done = _login_shell("ministack-guest demo -- sh -c 'echo out; "
+    done = login_shell("ministack-guest demo -- sh -c 'echo out; "
                         "echo err >&2; exit 3'")
     assert (done.returncode, done.stdout, done.stderr) == (3, "out\n",
                                                            "err\n")
-    done = _login_shell("ministack-guest no-such-server -- true")
+    done = login_shell("ministack-guest no-such-server -- true")
     assert done.returncode == 2
     assert "no server 'no-such-server'" in done.stderr
 
@@ -131,8 +123,8 @@ def test_journey_teaches_the_commands_and_hides_the_secrets():
     """tools/journey.py (what ./lab.sh runs): each step's operator
     command, connection_info with its CHAP secret masked, the volume
     delete waited for, a total time."""
-    done = _login_shell("/opt/stack/venv/bin/python %s/tools/journey.py"
-                        % REPO, timeout=600)
+    done = login_shell("/opt/stack/venv/bin/python %s/tools/journey.py"
+                       % REPO, timeout=600)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-1000:]
     out = done.stdout
     for expected in ("$ openstack volume create --size 1 journey-",
@@ -185,14 +177,14 @@ def test_seed_sql_runs_as_written_through_mysql():
     kind = _deployed_database_type()
     if kind not in ("mysql", "mariadb"):
         pytest.skip("the lab runs DATABASE_TYPE=%s" % kind)
-    done = _login_shell(
+    done = login_shell(
         'mysql -e "SELECT device_name, attachment_id, connection_info IS NOT'
         ' NULL FROM nova.block_device_mapping WHERE deleted=0"')
     assert done.returncode == 0, done.stderr[-500:]
     assert _bdm_listing_shown(done.stdout, "\t".join([
         "device_name", "attachment_id", "connection_info IS NOT NULL"])), \
         done.stdout[:500]
-    done = _login_shell('mysql -e "SHOW DATABASES"')
+    done = login_shell('mysql -e "SHOW DATABASES"')
     assert {"nova", "cinder", "keystone"} <= set(done.stdout.split())
 
 
@@ -206,28 +198,6 @@ def test_stack_summary_names_the_database_and_its_query():
     assert _deployed_database_type() in lines[at]
     query = lines[at + 1].strip()
     assert "block_device_mapping" in query
-    done = _login_shell(query)
+    done = login_shell(query)
     assert done.returncode == 0, done.stderr[-500:]
     assert _bdm_listing_shown(done.stdout, "device_name"), done.stdout[:500]
-
-
-def _readme_block(name):
-    with open(os.path.join(REPO, "README.md")) as handle:
-        text = handle.read()
-    block = text.split("<!-- by-hand:%s -->" % name, 1)[1]
-    block = block.split("<!-- /by-hand:%s -->" % name, 1)[0]
-    return block.split("```bash\n", 1)[1].rsplit("```", 1)[0]
-
-
-@pytest.mark.parametrize("name", ["journey", "triage"])
-def test_readme_by_hand_blocks_run_verbatim(name):
-    """README's "By hand" commands, run as written (errexit), from the
-    repository, in a fresh login shell."""
-    script = "set -e -o pipefail\ncd %s\n%s" % (REPO, _readme_block(name))
-    done = _login_shell(script, timeout=900)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    if name == "journey":
-        assert "/dev/vdb\t" in done.stdout    # the BDM row, through mysql
-        assert "vdb" in done.stdout       # lsblk in the guest, attached
-    else:
-        assert "no divergence" in done.stdout + done.stderr

@@ -1,17 +1,19 @@
-"""README's "Follow the journey" table names functions that exist."""
+"""docs/journey.md's "Follow the journey" table names functions that
+exist (the table README used to hold)."""
 
 import ast
 import os
 import re
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+PAGE = os.path.join(REPO, "docs", "journey.md")
 CELL = re.compile(r"`([a-z_/]+\.py):([A-Za-z_.]+)`")
 
 
 def _map():
-    with open(os.path.join(REPO, "README.md")) as handle:
+    with open(PAGE) as handle:
         text = handle.read()
-    return text.split("### Follow the journey", 1)[1].split("\n### ", 1)[0]
+    return text.split("\n## Follow the journey\n", 1)[1].split("\n## ", 1)[0]
 
 
 def _defined(path):
