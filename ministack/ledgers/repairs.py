@@ -13,12 +13,21 @@ repair may run twice, or race the other caller repairing the same thing.
 
 from oslo_log import log as logging
 
+from ministack.ledgers import snapshot
+
 LOG = logging.getLogger(__name__)
 
 
 class Hands:
     """The operations repairs are made of; a caller implements those its
-    kinds need (the others raise NotImplementedError)."""
+    kinds need (the others raise NotImplementedError).
+
+    Hands that reach several compute hosts (the audit's) also have
+    ``for_host(name)``: the hands whose guest and secret operations go
+    to that host's libvirtd; :func:`apply` takes them for the
+    divergence's ``host``. Without it (the reconciler's, one host) the
+    hands are used as they are.
+    """
 
     def delete_attachment(self, attachment_id):
         """Delete the Cinder attachment (Cinder recomputes the volume's
@@ -54,6 +63,11 @@ class Hands:
         """Cinder's ``os-roll_detaching``: back to in-use."""
         raise NotImplementedError()
 
+    def delete_secret(self, usage):
+        """Undefine the host's CHAP secret ``usage`` (a secret a guest
+        names again since is kept); gone already is done."""
+        raise NotImplementedError()
+
     def delete_target(self, iqn):
         raise NotImplementedError()
 
@@ -82,7 +96,7 @@ def _bdm_without_attachment(hands, snap, data):
     dev = (data.get("device_name") or "").replace("/dev/", "")
     inst = (snap.instances or {}).get(data["instance_uuid"])
     if inst and dev:
-        disk = (snap.domains or {}).get(inst["domain"], {}).get(
+        disk = (snapshot.domain_of(snap, data["instance_uuid"]) or {}).get(
             "disks", {}).get(dev)
         if disk and disk.get("serial") == data["volume_id"]:
             hands.unplug_disk(data["instance_uuid"], inst["domain"], dev)
@@ -118,6 +132,15 @@ def _stuck_detaching(hands, snap, data):
     hands.roll_detaching(data["volume_id"])
 
 
+def _by_hand(hands, snap, data):
+    # Reported unsafe: never applied (a person decides).
+    return False
+
+
+def _secret_without_disk(hands, snap, data):
+    hands.delete_secret(data["usage"])
+
+
 def _export_without_volume(hands, snap, data):
     hands.delete_target(data["iqn"])
 
@@ -126,7 +149,7 @@ def _export_without_attachment(hands, snap, data):
     hands.unbind_initiator(data["iqn"], data["initiator"])
 
 
-def _missing_export(hands, snap, data):
+def _ensure_export(hands, snap, data):
     initiators = sorted({a["initiator"] for a in snap.attachments
                          if a["volume_id"] == data["volume_id"]
                          and a.get("initiator")})
@@ -147,17 +170,22 @@ def _detach_loop(hands, snap, data):
 
 #: kind -> repair; the kinds are ``snapshot.KINDS``.
 REPAIRS = {
+    "libvirt_unreachable": _by_hand,
     "orphan_attachment": _orphan_attachment,
     "bdm_without_attachment": _bdm_without_attachment,
     "disk_without_bdm": _disk_without_bdm,
     "bdm_disk_missing": _bdm_disk_missing,
     "detach_unfinished": _detach_unfinished,
     "domain_without_instance": _domain_without_instance,
+    "domain_on_wrong_host": _by_hand,
+    "secret_without_disk": _secret_without_disk,
     "in_use_without_attachment": _in_use_without_attachment,
     "stuck_detaching": _stuck_detaching,
+    "attachment_wrong_initiator": _by_hand,
     "export_without_volume": _export_without_volume,
     "export_without_attachment": _export_without_attachment,
-    "missing_export": _missing_export,
+    "missing_export": _ensure_export,
+    "initiator_not_admitted": _ensure_export,
     "lv_without_volume": _lv_without_volume,
     "volume_without_lv": _volume_without_lv,
     "duplicate_loop": _detach_loop,
@@ -175,6 +203,9 @@ def apply(div, snap, hands):
     """Repair ``div`` (a safe divergence) with ``hands``; sets its
     ``fixed`` or ``fix_error`` and returns whether it was fixed."""
     try:
+        for_host = getattr(hands, "for_host", None)
+        if for_host is not None:
+            hands = for_host(div.host)
         if REPAIRS[div.kind](hands, snap, div.data) is False:
             return False
     except Exception as exc:  # report it, go on with the rest

@@ -9,13 +9,22 @@ partial snapshot they are skipped.
 from ministack.ledgers import snapshot
 
 
+def _connected(att):
+    return att.get("initiator") and att["attach_status"] in (
+        "attaching", "attached")
+
+
 def check_exports(snap):
-    """export_without_volume, export_without_attachment, missing_export."""
+    """export_without_volume, export_without_attachment, missing_export,
+    initiator_not_admitted: a target's ACL admits exactly the initiators
+    of its volume's live attachments (each the initiator of one host:
+    ``host_checks.check_initiators``)."""
     if snap.targets is None or snap.volumes is None or \
             snap.attachments is None:
         return []
     found = []
     by_volume = snapshot.live_attachments_by_volume(snap)
+    by_iqn = snapshot.initiator_hosts(snap)
     exported = set()
     for tgt in snap.targets:
         vid = tgt["volume_id"]
@@ -37,23 +46,41 @@ def check_exports(snap):
                 found.append(snapshot.Divergence(
                     "export_without_attachment",
                     "ACL %s on %s" % (acl, tgt["iqn"]),
-                    "tgt admits %s to volume %s but no attachment of the "
-                    "volume has that initiator" % (acl, vid),
+                    "tgt admits %s%s to volume %s but no attachment of the "
+                    "volume has that initiator" % (
+                        acl, " (host %s)" % by_iqn[acl] if acl in by_iqn
+                        else "", vid),
                     "revoke the initiator from the target",
                     data={"iqn": tgt["iqn"], "initiator": acl,
-                          "volume_id": vid}))
+                          "volume_id": vid}, host=by_iqn.get(acl)))
+        for att in by_volume.get(vid, []):
+            if not _connected(att) or att["initiator"] in tgt["acls"] or \
+                    att["instance_uuid"] in snap.in_flight or \
+                    snapshot.young(snap, att.get("updated_at")):
+                continue
+            found.append(snapshot.Divergence(
+                "initiator_not_admitted",
+                "ACL %s on %s" % (att["initiator"], tgt["iqn"]),
+                "attachment %s (%s) connects %s to volume %s but the "
+                "target's ACL does not admit it" % (
+                    att["id"], att["attach_status"], att["initiator"], vid),
+                "admit the volume's initiators again (ensure_export)",
+                data={"volume_id": vid, "initiator": att["initiator"],
+                      "attachment_id": att["id"]},
+                host=snapshot.instance_host(snap, att["instance_uuid"])))
     for vid, atts in sorted(by_volume.items()):
         vol = snap.volumes.get(vid)
         if vol is None or vol.get("deleted") or vid in exported:
             continue
-        if any(a.get("initiator") and a["attach_status"] in
-               ("attaching", "attached") for a in atts):
+        if any(_connected(a) for a in atts):
             found.append(snapshot.Divergence(
                 "missing_export", "volume %s" % vid,
                 "connected attachments but tgt has no target (tgtd "
                 "restarted?)",
                 "re-create the target with its CHAP account and ACL",
-                data={"volume_id": vid}))
+                data={"volume_id": vid},
+                host=snapshot.one_host(snap, [a for a in atts
+                                              if _connected(a)])))
     return found
 
 
