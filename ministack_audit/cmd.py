@@ -5,12 +5,21 @@ Usage::
     ministack-audit [--config-dir /etc/ministack]
                     [--compute-config FILE] [--cinder-config FILE]
                     [--fix] [--json] [--grace SECONDS] [--own-loops-only]
+                    [--libvirt-timeout SECONDS]
 
-It reads the six ledgers (``ledgers.py``), cross-checks them
-(``ministack.ledgers.checks``) and prints one line per divergence with
-its fix. With ``--fix`` the safe repairs are applied (``fixes.py``) and
-the ledgers are read and checked again, so what is printed last is what
-remains.
+It reads the six ledgers (``ledgers.py``; libvirt and the initiator
+names on every compute host of the machine, ``hosts.py``), cross-checks
+them (``ministack.ledgers.checks``) and prints one line per divergence
+with its fix. With ``--fix`` the safe repairs are applied (``fixes.py``)
+and the ledgers are read and checked again, so what is printed last is
+what remains.
+
+With several compute hosts (``minicompute@HOST.conf`` beside
+minicompute.conf) each divergence about one host says which
+(``[host compute2]``; ``"host"`` in ``--json``, which also lists the
+hosts), and a host whose libvirtd does not answer is a divergence
+(``libvirt_unreachable``) while the others are audited. With one host
+that libvirtd not answering means the audit cannot run (exit 3).
 
 Exit codes (a script can tell "clean" from "found something"):
 
@@ -31,6 +40,7 @@ import traceback
 from ministack import exception
 from ministack.ledgers import checks
 from ministack_audit import fixes
+from ministack_audit import hosts
 from ministack_audit import ledgers
 
 
@@ -56,6 +66,10 @@ def _parser():
     p.add_argument("--own-loops-only", action="store_true",
                    help="do not report loop devices no LV owns (they cannot "
                         "be attributed when several Cinders share the VG)")
+    p.add_argument("--libvirt-timeout", type=float,
+                   default=hosts.CONNECT_TIMEOUT,
+                   help="how long a host's libvirtd may take to answer "
+                        "(default %(default)s s)")
     return p
 
 
@@ -77,20 +91,30 @@ def audit(settings, fix=False, grace=0, all_loops=True):
     return found, checks.run(snap)
 
 
-def _print_text(found, remaining, fixed_mode):
+def _print_text(found, remaining, fixed_mode, host_names=()):
+    """One entry per divergence; with several hosts, each names its
+    host."""
+    several = len(host_names) > 1
     for div in found:
         state = ""
         if fixed_mode:
             state = " [fixed]" if div.fixed else (
                 " [NOT FIXED: %s]" % div.fix_error if div.fix_error
                 else " [not safe to fix automatically]")
-        print("%s: %s\n    %s\n    fix: %s%s" % (div.kind, div.subject,
-                                                 div.detail, div.fix, state))
+        where = " [host %s]" % div.host if several and div.host else ""
+        print("%s: %s%s\n    %s\n    fix: %s%s" % (
+            div.kind, div.subject, where, div.detail, div.fix, state))
+    on = " on hosts %s" % ", ".join(host_names) if several else ""
     if fixed_mode and found:
-        print("%d divergence(s) found, %d remain" % (len(found),
-                                                      len(remaining)))
+        print("%d divergence(s) found, %d remain%s" % (
+            len(found), len(remaining), on))
     elif not found:
-        print("no divergence")
+        print("no divergence%s" % on)
+
+
+def _hosts_json(settings):
+    return [{"name": h.name, "libvirt_uri": h.libvirt_uri,
+             "initiator": hosts.read_initiator(h)} for h in settings.hosts]
 
 
 def main(argv=None):
@@ -99,6 +123,7 @@ def main(argv=None):
         settings = ledgers.load_settings(
             _config(args, "minicompute.conf", args.compute_config),
             _config(args, "minicinder.conf", args.cinder_config))
+        settings.libvirt_timeout = args.libvirt_timeout
         found, remaining = audit(settings, fix=args.fix, grace=args.grace,
                                  all_loops=not args.own_loops_only)
     except exception.MinistackException as exc:
@@ -112,11 +137,13 @@ def main(argv=None):
     if args.json:
         json.dump({"found": [d.to_dict() for d in found],
                    "remaining": [d.to_dict() for d in remaining],
-                   "fixed": sum(1 for d in found if d.fixed)},
+                   "fixed": sum(1 for d in found if d.fixed),
+                   "hosts": _hosts_json(settings)},
                   sys.stdout, indent=1, default=str)
         print()
     else:
-        _print_text(found, remaining, args.fix)
+        _print_text(found, remaining, args.fix,
+                    [h.name for h in settings.hosts])
     if not found:
         return 0
     return 2 if args.fix and remaining else 1

@@ -15,6 +15,11 @@ provider fields read with minicinder's data API). Every
 repair is idempotent: something already gone counts as repaired, so
 running ``--fix`` twice is safe.
 
+Guests and CHAP secrets are repaired on the host the divergence names,
+through that host's libvirtd (:meth:`Fixer.for_host`: a Fixer of its
+own per host, on its ``connection_uri``, plugging disks back as its
+initiator).
+
 Left for a person (reported with the fix, never applied): an LV or a tgt
 target named like a volume Cinder has never heard of (it may be another
 service's data), and a volume whose LV is gone while an attachment still
@@ -33,7 +38,9 @@ from minicompute.virt.libvirt import host as libvirt_host
 from minicompute.volume import cinder
 from ministack import context
 from ministack import db
+from ministack import exception
 from ministack.ledgers import repairs
+from ministack_audit import hosts
 from ministack_audit import ledgers
 
 # A guest or disk already gone: the repair's work is done (often the
@@ -43,15 +50,40 @@ _GONE = (nova_exception.InstanceNotFound, nova_exception.DomainNotFound,
 
 
 class Fixer(repairs.Hands):
-    """Applies the safe repairs of a list of divergences."""
+    """Applies the safe repairs of a list of divergences.
 
-    def __init__(self, settings, snapshot):
+    The first host's guests (minicompute.conf's) are its own; another
+    host's are those of its :meth:`for_host` Fixer.
+    """
+
+    def __init__(self, settings, snapshot, host=None, name=None,
+                 parent=None):
         self.settings = settings
         self.snap = snapshot
         self._nova_ready = False
         self._volume_api = None
         self._virt = None
         self._virt_ready = False
+        #: another host's HostSettings (None: the first host, or, with a
+        #: ``name``, a host with no config here)
+        self._host = host
+        self._name = name
+        self._parent = parent
+        self._others = {}
+
+    def for_host(self, name):
+        """The hands of compute host ``name`` (this Fixer for the first
+        host, or for no host in particular)."""
+        if self._parent is not None:
+            return self._parent.for_host(name)
+        if not name or name == self.settings.host:
+            return self
+        if name not in self._others:
+            host = next((h for h in self.settings.hosts
+                         if h.name == name), None)
+            self._others[name] = Fixer(self.settings, self.snap, host=host,
+                                       name=name, parent=self)
+        return self._others[name]
 
     # -- plumbing --
 
@@ -61,30 +93,44 @@ class Fixer(repairs.Hands):
         keystone it authenticates as the service user (``[service_user]``),
         as the host's reconciler does; the repairs are the service's own
         work, with no user behind them."""
+        if self._parent is not None:
+            return self._parent._cinder()
         if self._volume_api is None:
             self._volume_api = cinder.API(self.settings.compute_conf)
         return self._volume_api, context.get_admin_context()
 
     def _nova(self):
+        if self._parent is not None:
+            return self._parent._nova()
         if not self._nova_ready:
             nova_db.configure(db.make_engine(self.settings.nova_db))
             self._nova_ready = True
         return nova_db
 
     def _driver(self, volumes=False):
-        """minicompute's libvirt driver on the compute's libvirt
-        (``[libvirt] connection_uri``); with ``volumes`` its volume drivers
+        """minicompute's libvirt driver on the host's libvirt (its
+        ``[libvirt] connection_uri``); with ``volumes`` its volume drivers
         too (init_host: the initiator name, the iSCSI mode)."""
+        if self._name is not None and self._host is None:
+            raise exception.ConfigError(
+                reason="compute host %s has no minicompute config beside "
+                       "minicompute.conf: its libvirtd is not reachable "
+                       "from here" % self._name)
+        host = self._host or self.settings      # the first host's
         if self._virt is None:
             self._virt = libvirt_driver.LibvirtDriver(
-                self.settings.compute_conf,
-                host=libvirt_host.Host(self.settings.libvirt_uri))
+                host.compute_conf, host=libvirt_host.Host(host.libvirt_uri))
         if volumes and not self._virt_ready:
-            self._virt.init_host(self.settings.host)
+            self._virt.init_host(self._host.name if self._host
+                                 else self.settings.host)
+            if self._host is not None:
+                hosts.use_initiator(self._virt, self._host)
             self._virt_ready = True
         return self._virt
 
     def close(self):
+        for other in self._others.values():
+            other.close()
         if self._virt is not None:
             self._virt.cleanup_host()
             self._virt = None
@@ -154,6 +200,14 @@ class Fixer(repairs.Hands):
             volume_api.roll_detaching(ctxt, volume_id)
         except nova_exception.VolumeNotFound:
             pass
+
+    def delete_secret(self, usage):
+        """Undefine the CHAP secret unless a guest of the host names it
+        now (a last look: an attach since the audit's read)."""
+        drv = self._driver()
+        if usage in hosts.secret_users(drv.host):
+            return
+        drv.host.delete_secret("iscsi", usage)
 
     def delete_target(self, iqn):
         tgt.TgtAdm().delete_target(iqn)

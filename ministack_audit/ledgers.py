@@ -12,9 +12,11 @@ daemons' own config files, so it sees exactly what they see:
   or target of a deleted volume is cleaned up, one of a volume never
   heard of is left to a person), nor an attachment's connector (the
   initiator an export's ACL must account for);
-* libvirt: minicompute's libvirt driver and host (every domain named by
-  ``instance_name_template``, its live and persistent disks whose
-  ``<serial>`` is a volume id);
+* libvirt, on every compute host of the machine (``hosts.py``):
+  minicompute's libvirt driver and host on each host's
+  ``connection_uri`` (every domain named by ``instance_name_template``,
+  its live and persistent disks whose ``<serial>`` is a volume id, the
+  CHAP secrets of our targets), and each host's initiator name;
 * tgt: minicinder's ``TgtAdm`` (targets named ``target_prefix`` +
   ``volume_name_template``);
 * LVM and loop devices: minicinder's ``LVM`` adapter (LVs, the extent
@@ -25,7 +27,7 @@ Every read is read-only; the repairs are ``fixes.py``.
 
 import contextlib
 import json
-import re
+import os
 
 import sqlalchemy as sa
 from oslo_config import cfg
@@ -35,15 +37,14 @@ from minicinder.db import api as cinder_db
 from minicinder.volume import lvm
 from minicinder.volume import tgt
 from minicompute import conf as compute_opts
-from minicompute import exception as nova_exception
+from minicompute import hosts as compute_hosts
 from minicompute.db import api as nova_db
-from minicompute.virt.libvirt import driver as libvirt_driver
-from minicompute.virt.libvirt import host as libvirt_host
 from ministack import config
 from ministack import context
 from ministack import db
 from ministack import exception
 from ministack.ledgers import snapshot
+from ministack_audit import hosts as hosts_mod
 
 # The compute events whose volume is in flight while they run.
 _VOLUME_EVENTS = ("compute_attach_volume", "compute_detach_volume")
@@ -52,7 +53,7 @@ _VOLUME_EVENTS = ("compute_attach_volume", "compute_detach_volume")
 class Settings:
     """What the audit needs from the daemons' configs."""
 
-    def __init__(self, compute_conf, cinder_conf):
+    def __init__(self, compute_conf, cinder_conf, hosts=None):
         self.nova_db = config.database_url(compute_conf, "nova")
         self.host = compute_conf.host
         self.name_template = compute_conf.instance_name_template
@@ -68,24 +69,43 @@ class Settings:
         self.cinder_auth_strategy = cinder_conf.auth_strategy
         self.cinder_conf = cinder_conf
         self.compute_conf = compute_conf
+        #: every compute host the audit reads, the first host's first
+        self.hosts = [hosts_mod.HostSettings(
+            self.host, self.libvirt_uri, compute_conf, first=True)]
+        self.hosts += [h for h in hosts or () if h.name != self.host]
+        self.libvirt_timeout = hosts_mod.CONNECT_TIMEOUT
+
+
+def _parse(path, register):
+    conf = cfg.ConfigOpts()
+    config.register_common_opts(conf)
+    register(conf)
+    args = ["--config-file", path] if path else []
+    config.parse_args(conf, args, project="ministack-audit")
+    return conf
 
 
 def load_settings(compute_file, cinder_file):
     """Parse minicompute.conf and minicinder.conf with the daemons' own
-    option definitions (so defaults match theirs).
+    option definitions (so defaults match theirs), and the config of
+    every other compute host beside minicompute.conf
+    (``minicompute@HOST.conf``, ``minicompute.hosts``).
 
     :raises ConfigError: a file is missing or has a bad value.
     """
-    confs = []
-    for path, register in ((compute_file, compute_opts.register_opts),
-                           (cinder_file, cinder_opts.register_opts)):
-        conf = cfg.ConfigOpts()
-        config.register_common_opts(conf)
-        register(conf)
-        args = ["--config-file", path] if path else []
-        config.parse_args(conf, args, project="ministack-audit")
-        confs.append(conf)
-    return Settings(*confs)
+    compute_conf = _parse(compute_file, compute_opts.register_opts)
+    cinder_conf = _parse(cinder_file, cinder_opts.register_opts)
+    others = []
+    if compute_file:
+        own = os.path.realpath(compute_file)
+        for host in compute_hosts.compute_hosts(
+                os.path.dirname(own)).values():
+            if os.path.realpath(host.config_file) == own:
+                continue
+            conf = _parse(host.config_file, compute_opts.register_opts)
+            others.append(hosts_mod.HostSettings(
+                host.name, conf.libvirt.connection_uri, conf))
+    return Settings(compute_conf, cinder_conf, others)
 
 
 @contextlib.contextmanager
@@ -154,40 +174,8 @@ def read_cinder(settings, snap):
             for r in attachments]
 
 
-def _template_re(template):
-    """A regex capturing the ``%s``/``%08x`` of a name template."""
-    head, _, tail = re.split(r"(%[0-9]*[sdx])", template, maxsplit=1)
-    return re.compile("^%s(.+)%s$" % (re.escape(head), re.escape(tail)))
-
-
-def read_libvirt(settings, snap):
-    by_name = {i["domain"]: i["uuid"] for i in (snap.instances or {}
-                                                ).values()}
-    pattern = _template_re(settings.name_template)
-    host = libvirt_host.Host(settings.libvirt_uri)
-    drv = libvirt_driver.LibvirtDriver(settings.compute_conf, host=host)
-    domains = {}
-    try:
-        for guest in host.list_guests():
-            name = guest.name
-            if not pattern.match(name):
-                continue
-            try:
-                disks = drv.list_volume_disks({"name": name})
-            except nova_exception.DomainNotFound:
-                disks = None
-            if disks is None:
-                continue    # undefined while we looked: nothing to audit
-            domains[name] = {"instance_uuid": by_name.get(name, guest.uuid),
-                             "active": disks["active"],
-                             "disks": disks["disks"]}
-    finally:
-        drv.cleanup_host()
-    snap.domains = domains
-
-
 def read_tgt(settings, snap):
-    pattern = _template_re(settings.target_prefix +
+    pattern = snapshot.template_re(settings.target_prefix +
                            settings.volume_name_template)
     snap.targets = []
     for target in tgt.TgtAdm().show_targets():
@@ -203,7 +191,7 @@ def read_tgt(settings, snap):
 
 def read_lvm(settings, snap, all_loops=True):
     vg = lvm.LVM(settings.volume_group)
-    pattern = _template_re(settings.volume_name_template)
+    pattern = snapshot.template_re(settings.volume_name_template)
     snap.lvs = {}
     ranges = []
     for lv in vg.list_volumes():
@@ -233,7 +221,7 @@ def read_all(settings, grace=0, all_loops=True):
     snap = snapshot.Snapshot(now=db.utcnow(), grace=grace)
     read_nova(settings, snap)
     read_cinder(settings, snap)
-    read_libvirt(settings, snap)
+    hosts_mod.read_libvirt(settings, snap)
     read_tgt(settings, snap)
     read_lvm(settings, snap, all_loops=all_loops)
     return snap
