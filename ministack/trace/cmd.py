@@ -3,7 +3,9 @@
 Prints the hops of one stored trace (:mod:`ministack.trace.hops`) in
 order: start offset, duration, the server's duration of a REST call
 (one row per call), the phase of the trace's journey (attach or detach),
-service, kind, name, status; then the journey page that draws it
+service, host (the ``[DEFAULT] host`` of the daemon that did the hop: a
+nova-compute hop's compute host, e.g. ``compute2``), kind, name,
+status; then the journey page that draws it
 (``the journey page: http://127.0.0.1:8780/trace/<trace id>``) when
 miniapi serves one (``[trace] listen_port`` of the first config that
 sets it). ``--json`` prints :func:`ministack.trace.hops.load`'s dict

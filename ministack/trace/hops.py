@@ -32,6 +32,13 @@ Contract
          "parent_id": str | None,      # the hop it happened in (None: a root)
          "service": str,               # nova-api, nova-compute, cinder-api,
                                        # cinder-volume
+         "host": str | None,           # the host of the daemon that did
+                                       # it: its [DEFAULT] host (nova-
+                                       # compute: the compute host, the
+                                       # RPC server the API casts to, e.g.
+                                       # compute2); cinder-volume's
+                                       # <host>@<backend> (vm@lvmdriver-1);
+                                       # None: not recorded
          "actor": str,                 # the lane it happens in: user,
                                        # nova-api, rabbitmq, nova-compute,
                                        # cinder, os-brick, libvirt, guest
@@ -68,16 +75,17 @@ Contract
     client hop's ``server`` sums up the other side (its first entry: a
     re-try's second entry is a hop of its own, without ``client_id``)::
 
-        {"id": str, "service": str, "start_ms": float,
-         "duration_ms": float | None, "status": int | None,
-         "request_id": str | None, "error": str | None}
+        {"id": str, "service": str, "host": str | None,
+         "start_ms": float, "duration_ms": float | None,
+         "status": int | None, "request_id": str | None,
+         "error": str | None}
 
 ``format_table(trace) -> str``
     The hops as an aligned text table (start, duration, server's
-    duration, phase, service, kind, name, status), for ``ministack-trace
-    show``: one row per REST call (the client's, with its server's time
-    in ``server ms``; a server hop without a client hop has a row of its
-    own).
+    duration, phase, service, host, kind, name, status), for
+    ``ministack-trace show``: one row per REST call (the client's, with
+    its server's time in ``server ms``; a server hop without a client
+    hop has a row of its own); :mod:`ministack.trace.table`.
 
 Where the hops come from
 ========================
@@ -113,6 +121,16 @@ side (nova's Cinder client) and server side (cinder-api's entry) alike,
 has ``details["action"]`` and a name that ends with it:
 ``POST /v3/{project}/volumes/{id}/action (os-begin_detaching)``.
 
+The host: every span records its daemon's ``[DEFAULT] host`` in
+``info["ministack"]["host"]`` (minicinder's also cinder-volume's
+``volume_host``: :mod:`ministack.trace.profiler`). A hop's ``host`` is
+that, else the ``host`` column the notifier stored (the same
+``conf.host``, in traces recorded before the spans carried it), else
+osprofiler's own ``info["host"]`` (``socket.gethostname()``: the machine,
+which is not the compute host when several minicompute daemons share
+one). A cinder-volume hop (minicinder's tgt commands and LVM calls) has
+``volume_host``.
+
 Phases: :mod:`ministack.trace.phases` says whether the trace is an
 attach or a detach and labels each hop with that journey's phases (the
 attach's reserve, cast, connect/attach, complete; the detach's
@@ -128,6 +146,7 @@ import datetime
 from ministack.trace import naming
 from ministack.trace import phases as journey_phases
 from ministack.trace import storage
+from ministack.trace import table
 
 ACTORS = ("user", "nova-api", "rabbitmq", "nova-compute", "cinder",
           "os-brick", "libvirt", "guest")
@@ -144,6 +163,8 @@ _SERVICE_ACTOR = {"nova-api": "nova-api", "nova-compute": "nova-compute",
 
 # No stored span matches the trace id or request id (raised by load()).
 TraceNotFound = storage.TraceNotFound
+#: The hops as ``ministack-trace show``'s text table.
+format_table = table.format_table
 
 
 def load(connection_string, ident):
@@ -230,8 +251,11 @@ def _hop(span):
         name = "%s (%s)" % (name, details["action"])
     if kind not in KINDS:
         kind = "LIBRARY"
+    host = own.get("host") or span["host"] or start_info.get("host")
     if service == "cinder-api" and kind in ("COMMAND", "LIBRARY"):
         service = "cinder-volume"  # minicinder runs both in one process
+    if service == "cinder-volume":
+        host = own.get("volume_host") or host
     if actor not in ACTORS:
         actor = _actor_of_service(service)
     error = None
@@ -245,6 +269,7 @@ def _hop(span):
         "id": span["id"],
         "parent_id": span["parent_id"],
         "service": service,
+        "host": naming.mask(str(host)) if host else None,
         "actor": actor,
         "from_actor": "user",
         "kind": kind,
@@ -273,8 +298,8 @@ def _pair_rest(hop, parent):
         return      # not an entry under a client's call, or a re-try
     hop["client_id"] = parent["id"]
     parent["server"] = {key: hop[key] for key in (
-        "id", "service", "start_ms", "duration_ms", "status", "request_id",
-        "error")}
+        "id", "service", "host", "start_ms", "duration_ms", "status",
+        "request_id", "error")}
 
 
 def build(rows):
@@ -332,44 +357,3 @@ def build(rows):
         "duration_ms": round((t_end - t0).total_seconds() * 1000.0, 3),
         "hops": hops,
     }
-
-
-def _ms(value):
-    return "%.1f" % value if value is not None else "-"
-
-
-def format_table(trace):
-    """The hops as a text table (what ``ministack-trace show`` prints):
-    one row per REST call, the client's, with its server's time."""
-    header = ("start ms", "dur ms", "server ms", "phase", "service",
-              "kind", "name", "status")
-    lines = []
-    for hop in trace["hops"]:
-        if hop.get("client_id"):
-            continue        # the server's side: on its client's row
-        server = hop.get("server") or {}
-        status = hop["status"] if hop["status"] is not None \
-            else server.get("status")
-        status = str(status) if status is not None else ""
-        error = hop["error"] or (server.get("error") and
-                                 "(server) " + server["error"])
-        if error:
-            status = (status + " " if status else "") + "ERROR " + \
-                error[:60]
-        lines.append(("%.1f" % hop["start_ms"], _ms(hop["duration_ms"]),
-                      _ms(server["duration_ms"]) if server else "",
-                      hop["phase"] or "", hop["service"], hop["kind"],
-                      hop["name"], status))
-    widths = [max(len(str(row[i])) for row in [header] + lines)
-              for i in range(len(header) - 1)]
-    out = ["trace %s  (%s%s, %.1f ms, request ids: %s)" % (
-        trace["trace_id"],
-        trace["journey"] + ", " if trace.get("journey") else "",
-        trace["started_at"], trace["duration_ms"],
-        ", ".join(trace["request_ids"]) or "-")]
-    for row in [header] + lines:
-        cells = [str(cell).rjust(widths[i]) if i < 3 else
-                 str(cell).ljust(widths[i])
-                 for i, cell in enumerate(row[:-1])]
-        out.append("  ".join(cells + [row[-1]]).rstrip())
-    return "\n".join(out)

@@ -5,8 +5,10 @@ paste pipeline. This is that middleware (same header check: a trace
 starts only for an ``X-Trace-Info`` signed with one of ``[profiler]
 hmac_keys``; same ``wsgi`` span and ``request`` info), as plain WSGI, so
 its stop notification can also carry what the journey view needs: the
-response status and the request ids the context middleware gave the
-request. Without a valid header it is one dictionary lookup.
+response status, the request ids the context middleware gave the
+request and the daemon's ``[DEFAULT] host``
+(:func:`ministack.trace.profiler.host_info`). Without a valid header it
+is one dictionary lookup.
 
 Inside a trace, a ``POST .../action`` request (Cinder's volume and
 attachment actions, nova's server actions) also records its action
@@ -25,6 +27,7 @@ from osprofiler import profiler
 from osprofiler import web
 
 from ministack import wsgi
+from ministack.trace import profiler as ms_profiler
 
 
 #: The largest action body read ahead for its action name (an action with
@@ -118,6 +121,7 @@ class TraceMiddleware(web.WsgiMiddleware):
                        "request_id": environ.get(wsgi.ENV_REQUEST_ID),
                        "global_request_id":
                            environ.get(wsgi.ENV_GLOBAL_REQUEST_ID)}
+                own.update(ms_profiler.host_info())
                 stop["ministack"] = own
                 profiler.stop(info=stop)
             return body
@@ -126,7 +130,6 @@ class TraceMiddleware(web.WsgiMiddleware):
 
 
 def profiler_mask(text):
-    from ministack.trace import profiler as ms_profiler
     return ms_profiler.mask(text)[:500]
 
 

@@ -21,11 +21,26 @@ Span info: osprofiler name = the category (``rpc``, ``cinder``,
 ``os_brick``, ``libvirt``, ``command``, ``db``); ``info["ministack"]``
 holds ``kind`` (REST, CALL, CAST, LIBRARY, COMMAND, DB), ``name``,
 ``actor``, ``request_id`` and ``details``, which are masked here before
-they are stored (:mod:`ministack.trace.hops` reads them).
+they are stored (:mod:`ministack.trace.hops` reads them), and the
+daemon's ``service`` and ``host``.
+
+The host: osprofiler itself stamps every notification's ``info["host"]``
+with ``socket.gethostname()`` (the machine), and the notifier stores the
+``host`` it was made with (``conf.host`` here) in the ``data`` table's
+``host`` column. What names a compute host is neither the machine nor
+the notifier but the daemon's ``[DEFAULT] host``: the RPC server name the
+API casts ``attach_volume`` to, which several minicompute daemons of one
+machine (``COMPUTE_HOSTS=2``: ``vm`` and ``compute2``) set apart. So
+:func:`setup` keeps ``conf.host`` and every span records it as
+``info["ministack"]["host"]`` (the WSGI entry span too,
+:mod:`ministack.trace.middleware`); minicinder's spans also record
+``volume_host``, cinder-volume's ``<host>@<volume_backend_name>``, for
+its tgt commands and LVM calls (cinder-volume's hops).
 """
 
 import logging
 
+from oslo_config import cfg
 from osprofiler import opts as profiler_opts
 from osprofiler import profiler
 
@@ -34,7 +49,8 @@ LOG = logging.getLogger(__name__)
 PROFILER_GROUP = "profiler"
 
 # Set by setup(): statements are traced only when trace_sqlalchemy is on.
-_STATE = {"sqlalchemy": False, "service": None}
+_STATE = {"sqlalchemy": False, "service": None, "host": None,
+          "volume_host": None}
 
 
 def register_opts(conf):
@@ -68,6 +84,8 @@ def setup(conf, project, service):
     register_opts(conf)
     opts = conf.profiler
     _STATE["service"] = service
+    _STATE["host"] = _conf_value(conf, "host")
+    _STATE["volume_host"] = _volume_host(conf, service)
     if not opts.enabled:
         web.disable()
         _STATE["sqlalchemy"] = False
@@ -87,6 +105,39 @@ def setup(conf, project, service):
         initializer.init_from_conf(conf, None, project, service, conf.host)
     _STATE["sqlalchemy"] = bool(opts.trace_sqlalchemy)
     return True
+
+
+def _conf_value(conf, name):
+    """``conf.<name>`` as a string, or None (not registered, or unset)."""
+    try:
+        value = getattr(conf, name)
+    except (AttributeError, cfg.Error):
+        return None
+    return str(value) if value else None
+
+
+def _volume_host(conf, service):
+    """cinder-volume's host, ``<host>@<volume_backend_name>`` (what
+    ``openstack volume service list`` shows), in minicinder's daemon (it
+    runs cinder-api and cinder-volume in one process); None elsewhere."""
+    if not service.startswith("cinder"):
+        return None
+    host = _conf_value(conf, "host")
+    backend = _conf_value(conf, "volume_backend_name")
+    if host and backend:
+        return "%s@%s" % (host, backend)
+    return host
+
+
+def host_info():
+    """What every span records of the daemon that wrote it: ``host``
+    (its ``[DEFAULT] host``) and, in minicinder, ``volume_host``."""
+    info = {}
+    if _STATE["host"]:
+        info["host"] = _STATE["host"]
+    if _STATE["volume_host"]:
+        info["volume_host"] = _STATE["volume_host"]
+    return info
 
 
 def tracing():
@@ -145,6 +196,7 @@ class span:
             own["actor"] = self.actor
         if _STATE["service"]:
             own["service"] = _STATE["service"]
+        own.update(host_info())
         if self.details is not None:
             try:
                 details = self.details() if callable(self.details) \
@@ -208,9 +260,10 @@ def _before_execute(conn, cursor, statement, parameters, context,
         return
     # The statement only: parameters hold connection_info (CHAP secrets).
     text = " ".join(str(statement).split())
-    profiler.start("db", info={"ministack": {
-        "kind": "DB", "name": " ".join(text.split()[:3])[:60],
-        "statement": text[:1000], "service": _STATE["service"]}})
+    own = {"kind": "DB", "name": " ".join(text.split()[:3])[:60],
+           "statement": text[:1000], "service": _STATE["service"]}
+    own.update(host_info())
+    profiler.start("db", info={"ministack": own})
     context._ministack_traced = True
 
 

@@ -3,7 +3,9 @@
 ``GET /trace/<id>`` (an osprofiler trace id or a request id) draws the
 hops of :func:`ministack.trace.hops.load` the way the seed teaches the
 attach: one lane per actor (user, nova-api, RabbitMQ, nova-compute,
-Cinder, os-brick, libvirt/QEMU, guest), one arrow per hop labelled with
+Cinder, os-brick, libvirt/QEMU, guest; the compute's lane titled with
+its host, one compute lane per host when the trace reached several:
+:mod:`ministack.trace.lanes`), one arrow per hop labelled with
 its kind (REST, CALL, CAST, LIBRARY, COMMAND, DB) and its time (a REST
 call is one arrow, caller to Cinder, with the client's and the server's
 time), the phases of the trace's journey as bands (an attach's reserve,
@@ -44,6 +46,7 @@ from oslo_log import log as logging
 from sqlalchemy import exc as sa_exc
 from werkzeug import exceptions as wz_exceptions
 
+from ministack.trace import lanes
 from ministack.trace import phases
 
 LOG = logging.getLogger(__name__)
@@ -68,11 +71,8 @@ Related options:
 """),
 ]
 
-#: The seed's lanes, left to right: (actor, title).
-ACTORS = (("user", "user"), ("nova-api", "nova-api"),
-          ("rabbitmq", "RabbitMQ"), ("nova-compute", "nova-compute"),
-          ("cinder", "Cinder"), ("os-brick", "os-brick"),
-          ("libvirt", "libvirt/QEMU"), ("guest", "guest"))
+#: The seed's lanes, left to right: (actor, title) (ministack.trace.lanes).
+ACTORS = lanes.ACTORS
 #: The seed's four phases of the attach, in order (a trace's own
 #: journey's phases come with it: hops.load's "phases").
 PHASES = phases.ATTACH_PHASES
@@ -126,24 +126,16 @@ def masked(value, key=None):
     return value
 
 
-def _lanes(hops):
-    """The seed's lanes, then any actor a hop names that the seed has
-    not (shown rather than dropped)."""
-    lanes = [{"actor": actor, "title": title} for actor, title in ACTORS]
-    known = {actor for actor, _ in ACTORS}
-    for hop in hops:
-        actor = hop.get("actor")
-        if actor and actor not in known:
-            known.add(actor)
-            lanes.append({"actor": actor, "title": actor})
-    return lanes
-
-
 def _number(value):
     try:
         return float(value)
     except (TypeError, ValueError):
         return 0.0
+
+
+def _text(value):
+    """``value`` as text, or None (a hop's host, request id...)."""
+    return None if value is None or value == "" else str(value)
 
 
 def _server(server):
@@ -153,6 +145,7 @@ def _server(server):
     status = server.get("status")
     return {"id": str(server.get("id") or ""),
             "service": str(server.get("service") or ""),
+            "host": _text(server.get("host")),
             "start_ms": _number(server.get("start_ms")),
             "duration_ms": (None if server.get("duration_ms") is None
                             else _number(server["duration_ms"])),
@@ -173,6 +166,7 @@ def _hop(hop, actors, known_phases):
         "parent_id": (None if hop.get("parent_id") is None
                       else str(hop["parent_id"])),
         "service": str(hop.get("service") or ""),
+        "host": _text(hop.get("host")),
         "actor": str(hop.get("actor") or ""),
         "from_actor": str(hop.get("from_actor") or parent or "user"),
         "kind": str(hop.get("kind") or ""),
@@ -217,9 +211,10 @@ def view(trace):
     for h in hops:
         if h["client_id"] not in ids:
             h["client_id"] = None       # no client hop to draw it: drawn
+    lanes_of_trace = lanes.assign(hops)
     trace["hops"] = hops
     trace["duration_ms"] = _number(trace.get("duration_ms"))
-    return {"trace": trace, "lanes": _lanes(hops), "phases": names,
+    return {"trace": trace, "lanes": lanes_of_trace, "phases": names,
             "journey": trace["journey"], "kinds": list(KINDS),
             # one arrow per REST call: the server's side is its client's
             "drawn": sum(1 for h in hops if not h["client_id"])}

@@ -1,9 +1,12 @@
-"""Two traces in the shape of :func:`ministack.trace.hops.load`, for the
+"""Traces in the shape of :func:`ministack.trace.hops.load`, for the
 journey page's tests: a traced attach as the seed tells it, and a detach
 the guest refuses (DeviceDetachFailed, then roll_detaching), with hostile
 text (markup in names and errors) and secrets that must not be shown.
 Each REST call to Cinder is two hops, as hops.load gives them: nova's
-client call (with ``server``) and cinder-api's entry (``client_id``)."""
+client call (with ``server``) and cinder-api's entry (``client_id``).
+Those two record no host (a trace read before hops had one); the
+attach on host ``compute2`` (:func:`compute2_attach_trace`) and a trace
+that reached two compute hosts (:func:`two_hosts_trace`) do."""
 
 import copy
 
@@ -173,17 +176,81 @@ def failed_detach_trace():
             "duration_ms": 8157.0, "hops": hops}
 
 
+#: A second compute host (COMPUTE_HOSTS=2) and the first (the machine's).
+COMPUTE2 = "compute2"
+FIRST_HOST = "vm"
+VOLUME_HOST = "vm@lvmdriver-1"
+COMPUTE2_TRACE_ID = "c2c2c2c2-1111-4222-8333-444455556666"
+TWO_HOSTS_TRACE_ID = "2f2f2f2f-aaaa-4bbb-8ccc-ddddeeeeffff"
+SERVER_B = "5e4f3a2b-1c0d-4a7b-8c6d-3a2b1c0d9e8f"
+
+
+def _on_host(hops, compute_host):
+    """``hops`` with the host each daemon records: nova-compute's is
+    ``compute_host``, cinder-volume's its backend, the APIs' ``vm``."""
+    hosts = {"nova-compute": compute_host, "cinder-volume": VOLUME_HOST}
+    for hop in hops:
+        hop["host"] = hosts.get(hop["service"], FIRST_HOST)
+    for hop in hops:
+        if hop["server"]:
+            hop["server"]["host"] = FIRST_HOST      # cinder-api's
+    return hops
+
+
+def compute2_attach_trace():
+    """The seed's attach, its instance on host ``compute2``: the cast
+    went to compute2's minicompute, whose hops say so."""
+    trace = attach_trace()
+    trace["trace_id"] = COMPUTE2_TRACE_ID
+    _on_host(trace["hops"], COMPUTE2)
+    return trace
+
+
+def _renamed(hops, prefix, offset):
+    """A copy of ``hops`` with ids ``prefix``-..., ``offset`` ms later."""
+    hops = copy.deepcopy(hops)
+
+    def new(ident):
+        return None if ident is None else "%s-%s" % (prefix, ident)
+
+    for hop in hops:
+        hop["id"] = new(hop["id"])
+        hop["parent_id"] = new(hop["parent_id"])
+        hop["client_id"] = new(hop["client_id"])
+        hop["start_ms"] += offset
+        if hop["server"]:
+            hop["server"]["id"] = new(hop["server"]["id"])
+            hop["server"]["start_ms"] += offset
+    return hops
+
+
+def two_hosts_trace():
+    """One traced session that attached a multiattach volume to two
+    servers: the first on host ``vm``, the second on ``compute2`` (each
+    API entry cast ``attach_volume`` to its server's host)."""
+    first = _on_host(attach_trace()["hops"], FIRST_HOST)
+    second = _renamed(_on_host(attach_trace()["hops"], COMPUTE2), "b", 500.0)
+    second[0]["details"]["server_id"] = SERVER_B
+    return {"trace_id": TWO_HOSTS_TRACE_ID, "journey": "attach",
+            "phases": ["reserve", "cast", "connect/attach", "complete"],
+            "request_ids": [ATTACH_REQUEST],
+            "started_at": "2026-12-01T19:55:00.000001+00:00",
+            "duration_ms": 912.5, "hops": first + second}
+
+
 def drawn(trace):
     """The hops the page draws: one per REST call (no server side)."""
     return [hop for hop in trace["hops"] if not hop["client_id"]]
 
 
-TRACES = {TRACE_ID: attach_trace, FAILED_TRACE_ID: failed_detach_trace}
+TRACES = {TRACE_ID: attach_trace, FAILED_TRACE_ID: failed_detach_trace,
+          COMPUTE2_TRACE_ID: compute2_attach_trace,
+          TWO_HOSTS_TRACE_ID: two_hosts_trace}
 BY_REQUEST = {ATTACH_REQUEST: TRACE_ID, DETACH_REQUEST: FAILED_TRACE_ID}
 
 
 def load(ident):
-    """Like ``hops.load`` over the two fixture traces (LookupError when
+    """Like ``hops.load`` over the fixture traces (LookupError when
     there is no such trace)."""
     ident = BY_REQUEST.get(ident, ident)
     if ident not in TRACES:

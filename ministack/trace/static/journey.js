@@ -3,6 +3,9 @@
 // attach or detach, as bands). A REST call is one arrow, the caller's
 // lane to Cinder's, with the client's and the server's time (hops.py:
 // the server's side has "client_id", the client's hop its "server").
+// The compute's lane is titled with its host, one lane per host when the
+// trace reached several (lanes.py: each lane's key is "lane", each hop's
+// arrow runs from its "from_lane" to its "lane").
 // The lanes share the diagram's width (at least MIN_LANE_W each, under
 // which the diagram scrolls in its box), and are laid out again when
 // the window is resized.
@@ -14,8 +17,8 @@
 
   var SVG = "http://www.w3.org/2000/svg";
   var LEFT = 118, TOP = 64, ROW_H = 46, RIGHT = 12;
-  var MIN_LANE_W = 96, MAX_LANE_W = 150;
-  var LABEL_MAX = 60, ERROR_MAX = 72;
+  var MIN_LANE_W = 92, MAX_LANE_W = 150;
+  var LABEL_MAX = 60, ERROR_MAX = 72, HOST_CHAR_W = 6;
 
   function el(name, attrs, text) {
     var node = document.createElementNS(SVG, name);
@@ -48,6 +51,12 @@
     var m = /^(.*?)( \([^()]*\))$/.exec(name);
     var tail = m ? m[2] : "", head = m ? m[1] : name;
     return short(head, Math.max(max - tail.length, 16)) + tail;
+  }
+
+  // A lane's key: what hops name in "lane"/"from_lane" (its actor, or
+  // "nova-compute@<host>" when the compute's lane is split by host).
+  function laneOf(lane) {
+    return lane.lane || lane.actor;
   }
 
   function ms(value) {
@@ -94,7 +103,7 @@
   function draw(data, available) {
     var trace = data.trace, lanes = data.lanes;
     var index = {}, byId = {};
-    lanes.forEach(function (lane, i) { index[lane.actor] = i; });
+    lanes.forEach(function (lane, i) { index[laneOf(lane)] = i; });
     trace.hops.forEach(function (hop) { byId[hop.id] = hop; });
     // One arrow per REST call: the server's side is drawn by its client.
     var hops = trace.hops.filter(function (hop) { return !hop.client_id; });
@@ -115,8 +124,8 @@
     });
     svg.appendChild(defs);
 
-    function x(actor) {
-      var i = index[actor];
+    function x(lane) {
+      var i = index[lane];
       if (i === undefined) { i = 0; }
       return LEFT + i * LANE_W + LANE_W / 2;
     }
@@ -147,13 +156,29 @@
     // The lanes.
     var lanesG = el("g", {"class": "lanes"});
     lanes.forEach(function (lane) {
-      var g = el("g", {"class": "lane", "data-actor": lane.actor});
-      var cx = x(lane.actor);
+      var g = el("g", {"class": "lane", "data-actor": lane.actor,
+                       "data-lane": laneOf(lane)});
+      var cx = x(laneOf(lane));
       g.appendChild(el("rect", {x: cx - LANE_W / 2 + 4, y: 8,
                                 width: LANE_W - 8, height: 28, rx: 6,
                                 "class": "lane-head"}));
-      g.appendChild(el("text", {x: cx, y: 27, "class": "lane-title"},
-                       lane.title));
+      if (lane.host) {
+        // "nova-compute (compute2)": the host on a line of its own.
+        var full = lane.title + " (" + lane.host + ")";
+        g.setAttribute("data-host", lane.host);
+        g.appendChild(el("title", {}, full));
+        var head = el("text", {x: cx, y: 20, "class": "lane-title",
+                               "aria-label": full});
+        head.appendChild(el("tspan", {x: cx, y: 20}, lane.title));
+        head.appendChild(el("tspan", {x: cx, y: 32, "class": "lane-host"},
+                            " (" + short(lane.host, Math.max(
+                              6, Math.floor((LANE_W - 14) / HOST_CHAR_W) - 2))
+                            + ")"));
+        g.appendChild(head);
+      } else {
+        g.appendChild(el("text", {x: cx, y: 27, "class": "lane-title"},
+                         lane.title));
+      }
       g.appendChild(el("line", {x1: cx, y1: 36, x2: cx, y2: height - 8,
                                 "class": "lane-line"}));
       lanesG.appendChild(g);
@@ -163,13 +188,16 @@
     // The hops.
     var hopsG = el("g", {"class": "hops"});
     hops.forEach(function (hop, row) {
-      var from = hop.from_actor || "user";
-      var to = hop.actor;
+      var from = hop.from_lane || hop.from_actor || "user";
+      var to = hop.lane || hop.actor;
       var y = rowY(row) + ROW_H / 2 + 6;
       var failed = !!hop.error;
       var g = el("g", {"class": "hop" + (failed ? " failed" : ""),
                        "data-hop-id": hop.id, "data-kind": hop.kind,
-                       "data-actor": to, "data-from": from,
+                       "data-actor": hop.actor,
+                       "data-from": hop.from_actor || "user",
+                       "data-lane": to, "data-from-lane": from,
+                       "data-host": hop.host || "",
                        "data-name": hop.name, "data-phase": hop.phase || "",
                        tabindex: 0, role: "button"});
       if (hop.server) { g.setAttribute("data-server-id", hop.server.id); }
@@ -196,7 +224,7 @@
           "marker-end": marker}));
       }
       if ((hop.kind === "CALL" || hop.kind === "CAST") &&
-          from !== "rabbitmq" && to !== "rabbitmq" &&
+          hop.from_actor !== "rabbitmq" && hop.actor !== "rabbitmq" &&
           index.rabbitmq !== undefined) {
         // RPC travels through the broker even when the trace has no
         // span of its own for it: the packet passes RabbitMQ.
@@ -258,6 +286,24 @@
     });
   }
 
+  // A lane title wider than its lane's head (nine lanes at 1400 px: two
+  // compute hosts) is narrowed to fit, each line on its own.
+  function fitLaneTitles(svg) {
+    var heads = svg.querySelectorAll("g.lane");
+    Array.prototype.forEach.call(heads, function (g) {
+      var room = g.querySelector("rect.lane-head").width.baseVal.value - 8;
+      var title = g.querySelector("text.lane-title");
+      var lines = title.querySelectorAll("tspan");
+      Array.prototype.forEach.call(lines.length ? lines : [title],
+                                   function (line) {
+        if (line.getComputedTextLength() > room) {
+          line.setAttribute("textLength", room);
+          line.setAttribute("lengthAdjust", "spacingAndGlyphs");
+        }
+      });
+    });
+  }
+
   function row(dl, term, value) {
     if (value === null || value === undefined || value === "") { return; }
     dl.appendChild(html("dt", {}, term));
@@ -286,6 +332,7 @@
     var dl = html("dl");
     var parent = byId[hop.parent_id];
     row(dl, "service", hop.service);
+    row(dl, "host", hop.host);
     row(dl, "actor", hop.actor);
     row(dl, "from", (hop.from_actor || "user") +
                     (parent ? " (in " + parent.kind + " " + parent.name + ")"
@@ -296,6 +343,7 @@
                                               "'s client)" : ""));
     if (server) {
       row(dl, "server", took(server) + " in " + server.service +
+                        (server.host ? " on " + server.host : "") +
                         ", from +" + ms(server.start_ms));
     }
     row(dl, "status", hop.status);
@@ -334,6 +382,7 @@
     drawnAt = diagram.clientWidth;
     var svg = draw(data, drawnAt);
     diagram.appendChild(svg);
+    fitLaneTitles(svg);
     fitLabels(svg);
     if (selected) {
       var hops = svg.querySelectorAll(".hop");

@@ -50,9 +50,9 @@ def test_a_rest_call_is_one_hop_with_both_timings():
     (both stay in the list; whoever draws skips the server's)."""
     h = by_id(hops.build(attach_rows()))
     assert h["create"]["server"] == {
-        "id": "create-srv", "service": "cinder-api", "start_ms": 120.0,
-        "duration_ms": 70.0, "status": 200, "request_id": "req-cinder-1",
-        "error": None}
+        "id": "create-srv", "service": "cinder-api", "host": "vm",
+        "start_ms": 120.0, "duration_ms": 70.0, "status": 200,
+        "request_id": "req-cinder-1", "error": None}
     assert (h["create"]["duration_ms"], h["create"]["client_id"]) == \
         (90.0, None)
     assert h["create-srv"]["client_id"] == "create"
@@ -264,7 +264,7 @@ def test_format_table():
     lines = table.splitlines()
     assert lines[0].startswith("trace %s  (attach, " % BASE)
     assert lines[1].split() == ["start", "ms", "dur", "ms", "server", "ms",
-                                "phase", "service", "kind", "name",
+                                "phase", "service", "host", "kind", "name",
                                 "status"]
     assert "reserve_block_device_name" in table
     assert "virDomainAttachDeviceFlags" in table
@@ -274,8 +274,8 @@ def test_format_table():
     create = [line for line in lines
               if re.search(r"POST /v3/\S+/attachments\s", line)]
     assert len(create) == 1
-    assert create[0].split()[:5] == ["110.0", "90.0", "70.0", "reserve",
-                                     "nova-api"]
+    assert create[0].split()[:6] == ["110.0", "90.0", "70.0", "reserve",
+                                     "nova-api", "vm"]
     assert "cinder-api" not in table
     assert len(lines) == 2 + len(
         [hop for hop in hops.build(attach_rows())["hops"]
@@ -289,7 +289,7 @@ def test_format_table_of_a_detach():
     delete = [row for row in rows if row[-2].startswith("/v3/")
               and row[-3] == "DELETE"]
     assert delete == [["400.0", "100.0", "88.0", "attachment_delete",
-                       "nova-compute", "REST", "DELETE",
+                       "nova-compute", "vm", "REST", "DELETE",
                        "/v3/{project}/attachments/{id}", "200"]]
     assert lines[2].split()[2:4] == ["begin_detaching", "nova-api"]
     assert any(" unplug + disconnect " in line and "virSecretUndefine" in line

@@ -74,9 +74,9 @@ def test_one_row_and_one_count_per_rest_call(client):
     assert len(drawn) < len(traces.attach_trace()["hops"])
     assert '<span id="hop-count">%d</span> hops' % len(drawn) in page
     rows = _table_rows(page)
-    assert [row[6] for row in rows] == [hop["name"] for hop in drawn]
+    assert [row[7] for row in rows] == [hop["name"] for hop in drawn]
     put = [row for row in rows
-           if row[6] == "PUT /v3/{project}/attachments/{id}"]
+           if row[7] == "PUT /v3/{project}/attachments/{id}"]
     assert [row[:3] for row in put] == [["129.0", "88.0", "85.4"]]
     assert rows[0][2] == ""         # the API's entry: no server side
     assert "<th>server ms</th>" in page
