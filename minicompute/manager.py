@@ -75,6 +75,14 @@ class ComputeManager:
             "vm_state": vm_states.ERROR, "task_state": None,
             "fault": reason})
 
+    # -- the host -
+
+    @messaging.expected_exceptions(NotImplementedError)
+    def get_host_uptime(self, ctxt):
+        """The host's ``uptime`` line (RPC call; NotImplementedError when
+        the driver cannot tell, as nova's manager passes it on)."""
+        return self.driver.get_host_uptime()
+
     # -- volumes -
 
     @messaging.expected_exceptions(*_VOLUME_ERRORS)

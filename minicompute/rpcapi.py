@@ -3,7 +3,8 @@
 This is the only module that knows the topic (``compute``) and the method
 names the compute manager serves; miniapi (and the tests) call these
 methods, never ``oslo_messaging`` directly. Every message goes to the
-compute host that owns the instance (``server=instance['host']``).
+compute host that owns the instance (``server=instance['host']``), or
+to the host it names (``get_host_uptime``).
 
 Arguments are keyword-only on the wire. ``instance`` and ``bdm`` travel as
 plain dicts (``minicompute.db.api.to_dict``); the manager reloads the
@@ -56,9 +57,10 @@ class ComputeAPI:
     * 1.1 - reboot_instance (cast), get_console_output (call).
     * 1.2 - attach_volume takes the volume's ``multiattach`` flag: the
       API has just read the volume, so the host need not GET it again.
+    * 1.3 - get_host_uptime (call), for os-hypervisors.
     """
 
-    VERSION = "1.2"
+    VERSION = "1.3"
 
     def __init__(self, transport, timeout=None):
         """:param timeout: seconds a CALL waits (``rpc_call_timeout``)."""
@@ -137,6 +139,15 @@ class ComputeAPI:
         cctxt = self._prepare(instance, version="1.1")
         cctxt.cast(ctxt, "reboot_instance", instance=_primitive(instance),
                    reboot_type=reboot_type)
+
+    def get_host_uptime(self, ctxt, host):
+        """CALL: the ``uptime`` line of compute host ``host``.
+
+        :raises NotImplementedError: its driver cannot tell.
+        :raises MessagingTimeout: the host did not answer in time.
+        """
+        cctxt = self.client.prepare(server=host, version="1.3")
+        return cctxt.call(ctxt, "get_host_uptime")
 
     def get_console_output(self, ctxt, instance, tail_length=None):
         """CALL: the guest's serial console log (its last lines).

@@ -6,7 +6,9 @@ exits 1): the database and the broker must answer, the hypervisor must be
 reachable and the tools the driver shells out to must exist. Then
 :class:`ComputeService` serves topic ``compute`` as server ``[DEFAULT]
 host`` and writes a heartbeat into ``services`` every ``[compute]
-report_interval`` seconds, which is how miniapi knows this host is up.
+report_interval`` seconds, which is how miniapi knows this host is up,
+each followed by the node's facts into ``compute_nodes`` (the resource
+tracker), which is what os-hypervisors shows and the API schedules to.
 
 The pieces are injectable (``transport``, ``driver``, ``volume_api``), so
 unit tests run the same service on ``fake:/`` with the fake driver.
@@ -20,6 +22,7 @@ from oslo_log import log as logging
 from minicompute import fault_injection
 from minicompute import manager
 from minicompute import reconcile
+from minicompute import resource_tracker
 from minicompute import rpcapi
 from minicompute.volume import cinder
 from ministack import config
@@ -43,6 +46,8 @@ class ComputeService:
         self.driver = driver
         self.manager = manager.ComputeManager(conf, driver, volume_api)
         self.reconciler = reconcile.Reconciler(conf, self.manager)
+        self.resource_tracker = resource_tracker.ResourceTracker(conf,
+                                                                 driver)
         target = messaging.Target(topic=rpcapi.RPC_TOPIC, server=conf.host)
         self.server = rpc.get_server(transport, target, [self.manager])
         self._stop = threading.Event()
@@ -58,9 +63,19 @@ class ComputeService:
         except Exception:
             LOG.exception("Heartbeat into the services table failed")
 
+    def update_available_resource(self):
+        """One report of the node's facts; failures are logged, never
+        fatal (the heartbeat goes on: the host stays up)."""
+        try:
+            self.resource_tracker.update_available_resource(
+                context.get_admin_context())
+        except Exception:
+            LOG.exception("Reporting the node into compute_nodes failed")
+
     def _heartbeat_loop(self):
         while not self._stop.wait(self.conf.compute.report_interval):
             self.heartbeat()
+            self.update_available_resource()
 
     def reconcile(self):
         """One reconciler run; failures are logged, never fatal."""
@@ -87,8 +102,11 @@ class ComputeService:
         self.reconcile()
         self.server.start()
         # First heartbeat only once the RPC server listens: a host that is
-        # "up" in the services table must be able to take a call.
+        # "up" in the services table must be able to take a call. Its
+        # node comes next (linked to that service row): from then on the
+        # API lists the hypervisor and may schedule to it.
         self.heartbeat()
+        self.update_available_resource()
         self._heartbeat_thread = threading.Thread(
             target=self._heartbeat_loop, name="heartbeat", daemon=True)
         self._heartbeat_thread.start()

@@ -20,10 +20,11 @@ callers:
 Call :func:`configure` once per process with the engine before anything
 else. This module is the facade: the functions live by concept in
 instances (``instances.py``), block device mappings (``bdms.py``),
-actions/events (``actions.py``), services (``services.py``) and flavors
-(``flavors.py``, whose extra-spec and access functions callers import
-from there), with ``to_dict`` in ``rows.py``; they are re-exported here
-so callers only ever import ``minicompute.db.api``.
+actions/events (``actions.py``), services (``services.py``), compute
+nodes (``compute_nodes.py``) and flavors (``flavors.py``, whose
+extra-spec and access functions callers import from there), with
+``to_dict`` in ``rows.py``; they are re-exported here so callers only
+ever import ``minicompute.db.api``.
 """
 
 from minicompute.db import session
@@ -36,6 +37,8 @@ from minicompute.db.bdms import (  # noqa: F401 (re-exported)
     bdm_get_all_volumes, bdm_get_by_uuid, bdm_get_by_volume,
     bdm_get_by_volume_and_instance, bdm_instances_of_volume, bdm_read,
     bdm_read_by_volume_and_instance, bdm_update)
+from minicompute.db.compute_nodes import (  # noqa: F401 (re-exported)
+    compute_node_get, compute_node_get_all, compute_node_report)
 from minicompute.db.flavors import (  # noqa: F401 (re-exported)
     flavor_create, flavor_destroy, flavor_get, flavor_get_all,
     flavor_update)

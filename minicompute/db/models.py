@@ -43,6 +43,38 @@ class Service(Base, NovaBase):
     version = sa.Column(sa.Integer, default=0)
 
 
+class ComputeNode(Base, NovaBase):
+    """One hypervisor node as its compute host reports it (nova's resource
+    tracker): the node's totals and facts, written by minicompute at
+    start-up and on every report. Not kept: the ``*_used``, ``free_*``,
+    ``running_vms`` and ``current_workload`` figures, which the API sums
+    from the host's instances when it shows them."""
+
+    __tablename__ = "compute_nodes"
+    __table_args__ = (
+        sa.Index("compute_nodes_uuid_idx", "uuid", unique=True),
+        sa.UniqueConstraint(
+            "host", "hypervisor_hostname", "deleted",
+            name="uniq_compute_nodes0host0hypervisor_hostname0deleted"),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True)
+    uuid = sa.Column(sa.String(36), nullable=True)
+    service_id = sa.Column(sa.Integer, nullable=True)
+    host = sa.Column(sa.String(255), nullable=True)
+    hypervisor_hostname = sa.Column(sa.String(255))
+    vcpus = sa.Column(sa.Integer, nullable=False)
+    memory_mb = sa.Column(sa.Integer, nullable=False)
+    local_gb = sa.Column(sa.Integer, nullable=False)
+    disk_available_least = sa.Column(sa.Integer)
+    hypervisor_type = sa.Column(sa.Text, nullable=False)
+    hypervisor_version = sa.Column(sa.Integer, nullable=False)
+    # libvirt's CPU description as JSON text (arch, model, vendor,
+    # topology, features), as upstream stores it.
+    cpu_info = sa.Column(sa.Text, nullable=False)
+    host_ip = sa.Column(sa.String(39))
+
+
 class Flavor(Base, TimestampMixin):
     """Flavors live in the API database upstream; one table is enough here."""
 

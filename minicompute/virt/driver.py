@@ -35,6 +35,24 @@ class ComputeDriver:
     def cleanup_host(self):
         """Release the hypervisor connection at shutdown."""
 
+    # -- the node ------------------------------------------------------------
+
+    def get_available_resource(self, nodename):
+        """The node's totals and facts, as the resource tracker stores
+        them in ``compute_nodes`` (nova's driver method of that name).
+
+        :returns: ``{"vcpus", "memory_mb", "local_gb" (GiB of the file
+            system holding instance disks), "disk_available_least" (its
+            free GiB), "hypervisor_type", "hypervisor_version" (major *
+            1000000 + minor * 1000 + micro), "cpu_info" (JSON text),
+            "hypervisor_hostname" (``nodename``)}``.
+        """
+        raise NotImplementedError()
+
+    def get_host_uptime(self):
+        """The host's ``uptime`` line (NotImplementedError: not known)."""
+        raise NotImplementedError()
+
     # -- instances ---------------------------------------------------------
 
     def spawn(self, ctxt, instance, image, flavor, block_device_info=None):

@@ -12,6 +12,16 @@ from minicompute import exception
 from minicompute import power_state
 from minicompute.virt import driver
 
+FAKE_RESOURCES = {
+    "vcpus": 4, "memory_mb": 8192, "local_gb": 100,
+    "disk_available_least": 90, "hypervisor_type": "QEMU",
+    "hypervisor_version": 7002022,
+    "cpu_info": '{"arch": "x86_64", "model": "fake", "vendor": "Fake", '
+                '"topology": {"cells": 1, "sockets": 1, "cores": 4, '
+                '"threads": 1}, "features": ["fpu"]}',
+}
+FAKE_UPTIME = " 10:00:00 up 3 days,  1:02,  1 user,  load average: 0.10"
+
 
 class FakeDriver(driver.ComputeDriver):
     supports_multiattach = True
@@ -23,12 +33,21 @@ class FakeDriver(driver.ComputeDriver):
         self.fail_detach = None   # an exception to raise on the next detach
         self.calls = []
         self._lock = threading.Lock()
+        # What the node reports (tests change them per host).
+        self.resources = dict(FAKE_RESOURCES)
+        self.uptime = FAKE_UPTIME
 
     def check_host(self):
         """Nothing to check: the fake hypervisor is always there."""
 
     def init_host(self, host):
         self.host = host
+
+    def get_available_resource(self, nodename):
+        return dict(self.resources, hypervisor_hostname=nodename)
+
+    def get_host_uptime(self):
+        return self.uptime
 
     def spawn(self, ctxt, instance, image, flavor, block_device_info=None):
         self.calls.append(("spawn", instance["uuid"]))

@@ -30,6 +30,7 @@ from minicompute.virt.libvirt import host_connector
 from minicompute.virt.libvirt import host as libvirt_host
 from minicompute.virt.libvirt import initiator
 from minicompute.virt.libvirt import instance_files
+from minicompute.virt.libvirt import node
 from minicompute.virt.libvirt import reboot as reboot_mod
 from minicompute.virt.libvirt.volume import iscsi
 from minicompute.virt.libvirt.volume import local
@@ -83,6 +84,13 @@ class LibvirtDriver(driver.ComputeDriver):
 
     def cleanup_host(self):
         self.host.close()
+
+    def get_available_resource(self, nodename):
+        return node.available_resource(self.host.get_node_info(), nodename,
+                                       self.conf.compute.instances_path)
+
+    def get_host_uptime(self):
+        return node.host_uptime()
 
     # -- instances -
 

@@ -213,6 +213,20 @@ class Host:
         return [libvirt_guest.Guest(dom) for dom in
                 self._retrying(lambda conn: conn.listAllDomains())]
 
+    def get_node_info(self):
+        """What libvirt says of this node: ``(getInfo(), getType(),
+        getVersion(), getCapabilities())`` (nova's ``Host.get_info``,
+        ``get_driver_type``, ``get_version``, ``get_capabilities``).
+
+        :raises InternalError: libvirt refused.
+        """
+        try:
+            return self._retrying(lambda conn: (
+                conn.getInfo(), conn.getType(), conn.getVersion(),
+                conn.getCapabilities()))
+        except libvirt.libvirtError as exc:
+            raise exception.InternalError(err=exc.get_error_message())
+
     # -- secrets (CHAP passwords for QEMU's iSCSI initiator) -
 
     def find_secret(self, usage_type, usage_id):

@@ -1,9 +1,10 @@
 """ComputeDriver declares what its callers use; both drivers implement it.
 
 The contract is read from the callers' source: every ``self.driver.<m>``
-of the manager, reconciler and service and every ``virt_driver.<m>`` of
-the attach flow must be a documented method of ComputeDriver, and the
-fake and libvirt drivers must each define every abstract one.
+of the manager, reconciler, resource tracker and service and every
+``virt_driver.<m>`` of the attach flow must be a documented method of
+ComputeDriver, and the fake and libvirt drivers must each define every
+abstract one.
 """
 
 import inspect
@@ -18,6 +19,7 @@ from minicompute.virt import fake
 ROOT = pathlib.Path(__file__).resolve().parents[3] / "minicompute"
 CALLERS = {"manager.py": r"self\.driver\.(\w+)\(",
            "reconcile.py": r"self\.driver\.(\w+)\(",
+           "resource_tracker.py": r"self\.driver\.(\w+)\(",
            "service.py": r"(?<![\w.])(?:self\.)?driver\.(\w+)\(",
            "virt/block_device.py": r"virt_driver\.(\w+)\("}
 
@@ -41,7 +43,8 @@ def _called():
 def test_every_called_method_is_declared_with_a_docstring():
     called = _called()
     assert {"attach_volume", "list_volume_disks", "unplug_disk",
-            "replug_volume", "check_host"} <= called
+            "replug_volume", "check_host", "get_available_resource",
+            "get_host_uptime"} <= called
     for name in sorted(called):
         method = getattr(driver.ComputeDriver, name, None)
         assert method is not None, "ComputeDriver lacks %s" % name
