@@ -52,7 +52,6 @@ from miniapi.api import versions
 from miniapi.api import volume_attachments
 from miniapi.api import volumes
 from miniapi.compute import api as compute_api
-from miniapi.compute import host_facts
 
 # First path segments after /v2.1/ that are collections, not project ids.
 COLLECTIONS = ("servers", "flavors", "os-services", "images", "limits",
@@ -118,8 +117,6 @@ def create_app(conf, transport=None, engine=None, volume_api=None,
         image_dir=conf.api.image_dir)
     app.config["MAX_LIMIT"] = conf.api.max_limit
     app.config["INSTANCE_NAME_TEMPLATE"] = conf.instance_name_template
-    app.config["LOCAL_HOST"] = host_facts.LocalHost(
-        conf.host, conf.my_ip, conf.state_path)
     app.json.sort_keys = False
     app.url_map.strict_slashes = False
     # No redirect for "//": its Location would echo any long path back.

@@ -12,7 +12,9 @@ microversions, as nova's controller:
   404), and unknown query parameters are 400;
 * ``GET /os-hypervisors/{id}``: an integer id before 2.53 (anything else
   is 404), a UUID from 2.53 (anything else is 400); ``uptime`` in the
-  view from 2.88, which removes ``/{id}/uptime`` and ``/statistics``.
+  view from 2.88, which removes ``/{id}/uptime`` and ``/statistics``;
+  the uptime is an RPC call to the hypervisor's host (null in the 2.88
+  view when the host is down or cannot tell).
 
 What a hypervisor is made of here: :mod:`miniapi.compute.hypervisors`.
 """
@@ -21,6 +23,7 @@ import flask
 from oslo_utils import uuidutils
 from werkzeug import exceptions as wz_exceptions
 
+from minicompute import exception
 from ministack import exception as ms_exception
 from miniapi.api import common
 from miniapi.api import microversion
@@ -33,11 +36,6 @@ bp = flask.Blueprint("hypervisors", __name__, url_prefix="/v2.1")
 
 UUID_FOR_ID = "2.53"
 POLICY = "os_compute_api:os-hypervisors:%s"
-
-# nova's parameter_types.fqdn
-_FQDN = {"type": "string", "minLength": 1, "maxLength": 255,
-         "pattern": "^[a-zA-Z0-9-._]*$"}
-
 
 def _list_query(version):
     if version < "2.33":
@@ -52,7 +50,7 @@ def _list_query(version):
             "properties": {
                 "limit": types.single_param(types.non_negative_integer),
                 "marker": types.single_param({"type": "string"}),
-                "hypervisor_hostname_pattern": types.single_param(_FQDN),
+                "hypervisor_hostname_pattern": types.single_param(types.fqdn),
                 "with_servers": types.single_param(types.boolean)},
             "additionalProperties": False}
 
@@ -75,16 +73,23 @@ def _down_time():
     return flask.current_app.config["COMPUTE_API"].down_time
 
 
-def _local():
-    return flask.current_app.config.get("LOCAL_HOST")
+def _uptime(ctxt, hyp):
+    """The host's uptime line, by an RPC call to it.
+
+    :raises ComputeServiceUnavailable: the host is down.
+    :raises NotImplementedError: its driver cannot tell.
+    """
+    return hyp_api.uptime(
+        ctxt, flask.current_app.config["COMPUTE_API"].compute_rpcapi, hyp)
 
 
-def _uptime_or_none(hyp):
-    """2.88's ``uptime``: None when the host is down or not measurable."""
-    local = _local()
-    if not hyp.is_up or local is None or not local.is_local(hyp.host):
+def _uptime_or_none(ctxt, hyp):
+    """2.88's ``uptime``: None when the host is down or cannot tell (as
+    upstream's view)."""
+    try:
+        return _uptime(ctxt, hyp)
+    except (NotImplementedError, exception.ComputeServiceUnavailable):
         return None
-    return local.uptime()
 
 
 def _not_found(hypervisor_id):
@@ -110,7 +115,7 @@ def _get(ctxt, hypervisor_id):
         except ValueError:
             raise _not_found(hypervisor_id) from None
     hyp = hyp_api.get(ctxt, hypervisor_id if by_uuid else
-                      int(hypervisor_id), by_uuid, _down_time(), _local())
+                      int(hypervisor_id), by_uuid, _down_time())
     if hyp is None:
         raise _not_found(hypervisor_id)
     return hyp
@@ -147,12 +152,12 @@ def _list(ctxt, detail):
                 message="Paging over hypervisors with the "
                         "hypervisor_hostname_pattern query parameter is "
                         "not supported.")
-        hyps = hyp_api.search(ctxt, pattern, _down_time(), _local())
+        hyps = hyp_api.search(ctxt, pattern, _down_time())
         if not hyps:
             raise _no_match(pattern)
         paging = False
     else:
-        hyps = hyp_api.get_all(ctxt, _down_time(), _local())
+        hyps = hyp_api.get_all(ctxt, _down_time())
         if paging:
             hyps = common.limit_marker(
                 hyps, lambda h: str(views.hypervisor_id(h, version)),
@@ -161,7 +166,7 @@ def _list(ctxt, detail):
                                      % args.get("marker")))
     items = [views.hypervisor(
         h, version, detail=detail, with_servers=with_servers,
-        uptime=_uptime_or_none(h) if detail and version >= "2.88"
+        uptime=_uptime_or_none(ctxt, h) if detail and version >= "2.88"
         else None) for h in hyps]
     body = {"hypervisors": items}
     if paging:
@@ -187,7 +192,7 @@ def detail():
 @microversion.max_version("2.87")
 def statistics():
     ctxt = _authorize("statistics")
-    hyps = hyp_api.get_all(ctxt, _down_time(), _local())
+    hyps = hyp_api.get_all(ctxt, _down_time())
     return flask.jsonify({"hypervisor_statistics": views.statistics(
         hyp_api.statistics(hyps))})
 
@@ -201,7 +206,7 @@ def show(hypervisor_id):
         flask.request.args.get("with_servers"), "with_servers") \
         if version >= UUID_FOR_ID else False
     hyp = _get(ctxt, hypervisor_id)
-    uptime = _uptime_or_none(hyp) if version >= "2.88" else None
+    uptime = _uptime_or_none(ctxt, hyp) if version >= "2.88" else None
     return flask.jsonify({"hypervisor": views.hypervisor(
         hyp, version, detail=True, with_servers=with_servers,
         uptime=uptime)})
@@ -210,25 +215,24 @@ def show(hypervisor_id):
 @bp.get("/os-hypervisors/<hypervisor_id>/uptime")
 @microversion.max_version("2.87")
 def uptime(hypervisor_id):
-    """The host's ``uptime`` line: 400 when its service is down (nova's
-    ComputeServiceUnavailable), 501 when it cannot be measured (a host
-    other than this machine: nova's driver without the feature)."""
+    """The host's ``uptime`` line, asked of the host: 400 when its
+    service is down (nova's ComputeServiceUnavailable), 501 when its
+    driver cannot tell (nova's "Feature not supported")."""
     ctxt = _authorize("uptime")
     hyp = _get(ctxt, hypervisor_id)
-    if not hyp.is_up:
-        raise ms_exception.Invalid(
-            message="Compute service of %s is unavailable at this time."
-                    % hyp.host)
-    value = _uptime_or_none(hyp)
-    if value is None:
-        raise wz_exceptions.NotImplemented(description="Feature not "
-                                                       "supported")
+    try:
+        value = _uptime(ctxt, hyp)
+    except exception.ComputeServiceUnavailable as exc:
+        raise ms_exception.Invalid(message=exc.format_message()) from exc
+    except NotImplementedError:
+        raise wz_exceptions.NotImplemented(
+            description="Feature not supported") from None
     return flask.jsonify({"hypervisor": views.uptime(
         hyp, microversion.current(), value)})
 
 
 def _by_pattern(ctxt, pattern):
-    hyps = hyp_api.search(ctxt, pattern, _down_time(), _local())
+    hyps = hyp_api.search(ctxt, pattern, _down_time())
     if not hyps:
         raise _no_match(pattern)
     return hyps

@@ -1,43 +1,35 @@
-"""Hypervisors (nova's compute nodes), derived from the compute services.
+"""Hypervisors: the compute nodes each host reported, with its service.
 
-ministack has no ``compute_nodes`` table: each live ``nova-compute``
-service row is one host with one node, as with nova's libvirt driver, so
-a hypervisor is built from
+As upstream, a hypervisor is a ``compute_nodes`` row (written by the
+host's resource tracker: ``minicompute.resource_tracker``) shown with
+the ``nova-compute`` service of its host; a node whose host has no
+service is skipped (nova: "the service may be deleted"), and a service
+that never reported a node has no hypervisor. From the node row: the
+integer ``id`` (before 2.53) and ``uuid`` (2.53+), ``hypervisor_hostname``,
+the totals (``vcpus``, ``memory_mb``, ``local_gb``,
+``disk_available_least``), ``hypervisor_type``/``_version``,
+``cpu_info`` and ``host_ip``, all as that host reported them. From the
+service: ``state`` up/down (its heartbeat, exactly as ``os-services``
+computes it), ``status`` and ``disabled_reason``.
 
-* the service row: integer ``id`` (before 2.53) and the service fields
-  (``host``, ``disabled``, ``disabled_reason``), ``state`` up/down from
-  its heartbeat exactly as ``os-services`` computes it;
-* a UUID (2.53+) derived from the node name with ``uuid5``: stable for
-  the life of the host, distinct from the service's UUID, as upstream's
-  compute node UUID is;
-* ``hypervisor_hostname``: the node name, which is the host (minicompute
-  sets ``instances.node`` to its host);
-* the host's live instances (nova's resource tracker counts the same):
-  ``running_vms``, ``vcpus_used``/``memory_mb_used``/``local_gb_used``
-  summed from their flavors (root + ephemeral + swap), ``current_workload``
-  (instances building, nova's ``io_workload`` of the states ministack has);
-* the totals of :mod:`miniapi.compute.host_facts`.
+The used figures are the host's live instances, summed when shown (nova's
+resource tracker counts the same at each report): ``running_vms``,
+``vcpus_used``/``memory_mb_used``/``local_gb_used`` from their flavors
+(root + ephemeral + swap), ``current_workload`` (instances building,
+nova's ``io_workload`` of the states ministack has). No reserved host
+memory or disk is added (nova adds ``reserved_host_memory_mb``).
 
-No reserved host memory or disk is added to the used figures (nova adds
-``reserved_host_memory_mb``; ministack reserves nothing).
+``uptime`` is an RPC call to the host (:func:`uptime`), as upstream's.
 """
 
 import dataclasses
 import json
-import uuid
 
+from minicompute import exception
 from minicompute import vm_states
 from minicompute.db import api as db_api
 
 COMPUTE_BINARY = "nova-compute"
-HYPERVISOR_TYPE = "QEMU"
-
-# uuid5 namespace of ministack compute node UUIDs (a fixed random UUID).
-_NODE_NAMESPACE = uuid.UUID("1f0b6a52-5c0e-4b8e-9d0a-2a3c7e51a9d4")
-
-
-def node_uuid(hypervisor_hostname):
-    return str(uuid.uuid5(_NODE_NAMESPACE, hypervisor_hostname))
 
 
 @dataclasses.dataclass
@@ -50,19 +42,19 @@ class Hypervisor:
     uuid: str
     host: str
     hypervisor_hostname: str
-    hypervisor_type: str = HYPERVISOR_TYPE
-    hypervisor_version: int = 0
-    host_ip: str = None
-    vcpus: int = 0
-    memory_mb: int = 0
-    local_gb: int = 0
+    hypervisor_type: str
+    hypervisor_version: int
+    host_ip: str
+    vcpus: int
+    memory_mb: int
+    local_gb: int
+    disk_available_least: int
+    cpu_info: dict
     vcpus_used: int = 0
     memory_mb_used: int = 0
     local_gb_used: int = 0
     running_vms: int = 0
     current_workload: int = 0
-    disk_available_least: int = None
-    cpu_info: dict = dataclasses.field(default_factory=dict)
     instances: list = dataclasses.field(default_factory=list)
 
     @property
@@ -81,14 +73,26 @@ def _swap_mb(instance):
         return 0
 
 
-def _build(ctxt, service, down_time, local):
-    hostname = service.host
+def _cpu_info(text):
+    try:
+        value = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _build(ctxt, node, service, down_time):
     instances = db_api.instance_get_all(
-        ctxt, {"host": service.host, "all_tenants": True})
-    hyp = Hypervisor(
+        ctxt, {"host": node.host, "all_tenants": True})
+    return Hypervisor(
         service=service, is_up=db_api.service_is_up(service, down_time),
-        id=service.id, uuid=node_uuid(hostname), host=service.host,
-        hypervisor_hostname=hostname, instances=instances,
+        id=node.id, uuid=node.uuid, host=node.host,
+        hypervisor_hostname=node.hypervisor_hostname,
+        hypervisor_type=node.hypervisor_type,
+        hypervisor_version=node.hypervisor_version, host_ip=node.host_ip,
+        vcpus=node.vcpus, memory_mb=node.memory_mb, local_gb=node.local_gb,
+        disk_available_least=node.disk_available_least,
+        cpu_info=_cpu_info(node.cpu_info), instances=instances,
         running_vms=len(instances),
         vcpus_used=sum(i.vcpus or 0 for i in instances),
         memory_mb_used=sum(i.memory_mb or 0 for i in instances),
@@ -97,45 +101,53 @@ def _build(ctxt, service, down_time, local):
         + sum(_swap_mb(i) for i in instances) // 1024,
         current_workload=sum(1 for i in instances
                              if i.vm_state == vm_states.BUILDING))
-    if local is not None and local.is_local(service.host):
-        total_gb, free_gb = local.disk_gb()
-        hyp.hypervisor_version = local.hypervisor_version
-        hyp.host_ip = local.my_ip
-        hyp.vcpus = local.vcpus()
-        hyp.memory_mb = local.memory_mb()
-        hyp.local_gb = total_gb
-        hyp.disk_available_least = free_gb
-        hyp.cpu_info = local.cpu_info
-    return hyp
 
 
-def _compute_services(ctxt):
-    return db_api.service_get_all(ctxt, binary=COMPUTE_BINARY)
+def _with_services(ctxt, nodes, down_time):
+    services = {s.host: s for s in
+                db_api.service_get_all(ctxt, binary=COMPUTE_BINARY)}
+    return [_build(ctxt, n, services[n.host], down_time)
+            for n in nodes if n.host in services]
 
 
-def get_all(ctxt, down_time, local=None):
+def get_all(ctxt, down_time):
     """Every hypervisor, ordered by id (nova pages in that order)."""
-    return [_build(ctxt, s, down_time, local)
-            for s in _compute_services(ctxt)]
+    return _with_services(ctxt, db_api.compute_node_get_all(ctxt),
+                          down_time)
 
 
-def get(ctxt, hypervisor_id, by_uuid, down_time, local=None):
+def get(ctxt, hypervisor_id, by_uuid, down_time):
     """The hypervisor with this id (UUID when ``by_uuid``) or None."""
-    for service in _compute_services(ctxt):
-        if by_uuid and node_uuid(service.host) == hypervisor_id.lower():
-            return _build(ctxt, service, down_time, local)
-        if not by_uuid and str(service.id) == str(hypervisor_id):
-            return _build(ctxt, service, down_time, local)
-    return None
+    try:
+        node = db_api.compute_node_get(
+            ctxt, uuid=hypervisor_id) if by_uuid else \
+            db_api.compute_node_get(ctxt, node_id=int(hypervisor_id))
+    except exception.ComputeHostNotFound:
+        return None
+    found = _with_services(ctxt, [node], down_time)
+    return found[0] if found else None
 
 
-def search(ctxt, pattern, down_time, local=None):
+def search(ctxt, pattern, down_time):
     """Hypervisors whose hostname contains ``pattern`` (nova's
     ``LIKE '%pattern%'``, case-insensitive as MySQL and SQLite compare)."""
     pattern = pattern.lower()
-    return [_build(ctxt, s, down_time, local)
-            for s in _compute_services(ctxt)
-            if pattern in (s.host or "").lower()]
+    return _with_services(
+        ctxt, [n for n in db_api.compute_node_get_all(ctxt)
+               if pattern in (n.hypervisor_hostname or "").lower()],
+        down_time)
+
+
+def uptime(ctxt, compute_rpcapi, hyp):
+    """The host's ``uptime`` line, asked of the host (nova's
+    ``HostAPI.get_host_uptime``).
+
+    :raises ComputeServiceUnavailable: the host's service is down.
+    :raises NotImplementedError: its driver cannot tell.
+    """
+    if not hyp.is_up:
+        raise exception.ComputeServiceUnavailable(host=hyp.host)
+    return compute_rpcapi.get_host_uptime(ctxt, hyp.host)
 
 
 def statistics(hypervisors):

@@ -25,6 +25,10 @@ tag = {"type": "string", "minLength": 1, "maxLength": 60,
 device_name = {"type": ["string", "null"],
                "pattern": "(^/dev/x{0,1}[a-z]{0,1}d{0,1})([a-z]+)[0-9]*$"}
 
+# A host or node name (nova's parameter_types.fqdn).
+fqdn = {"type": "string", "minLength": 1, "maxLength": 255,
+        "pattern": "^[a-zA-Z0-9-._]*$"}
+
 positive_integer = {"type": ["integer", "string"],
                     "pattern": "^[0-9]*$", "minimum": 1, "minLength": 1}
 

@@ -27,6 +27,7 @@ from tests.unit.miniapi.inprocess import APIClient
 from tests.unit.miniapi.inprocess import FakeImages
 
 HOST = "host1"
+HOST2 = "host2"
 
 
 @pytest.fixture
@@ -74,14 +75,42 @@ def _rpc_server():
     transport.cleanup()
 
 
+@pytest.fixture(scope="session")
+def _rpc_server2(_rpc_server):
+    """The second compute host, ``host2``, on the same fake:/ transport."""
+    manager = fakes.FakeComputeManager(HOST2)
+    server = rpc.get_server(
+        _rpc_server.transport,
+        messaging.Target(topic=rpcapi.RPC_TOPIC, server=HOST2), [manager])
+    server.start()
+    manager.transport = _rpc_server.transport
+    yield manager
+    server.stop()
+    server.wait()
+
+
 @pytest.fixture
 def compute(engine, admin_ctxt, _rpc_server):
-    """The fake compute manager on fake:/ as host1, heartbeat up."""
+    """The fake compute manager on fake:/ as host1: heartbeat up and its
+    node reported, as minicompute's start-up does."""
     _rpc_server.reset()
-    db_api.service_heartbeat(admin_ctxt, HOST, "nova-compute", "compute")
+    fakes.heartbeat(HOST)
+    fakes.report_node(HOST)
     yield _rpc_server
     # Before ``engine`` is disposed: no reservation may still be writing.
     assert _rpc_server.wait_idle(), "a reservation is still running"
+
+
+@pytest.fixture
+def compute2(compute, _rpc_server2):
+    """A second compute host, host2 (after host1), up with its node."""
+    _rpc_server2.reset()
+    fakes.heartbeat(HOST2)
+    fakes.report_node(HOST2, host_ip="192.0.2.20", vcpus=8,
+                      memory_mb=16384, local_gb=200,
+                      disk_available_least=150)
+    yield _rpc_server2
+    assert _rpc_server2.wait_idle(), "a reservation is still running"
 
 
 @pytest.fixture

@@ -13,13 +13,33 @@ import threading
 import oslo_messaging as messaging
 
 from minicompute.db import api as db_api
+from minicompute.virt import fake as fake_driver
+from ministack import context
 from tests.support import waiting
+
+UPTIME = fake_driver.FAKE_UPTIME
+
+
+def report_node(host, host_ip="192.0.2.10", **facts):
+    """What ``host``'s resource tracker writes: its node ``host`` in
+    ``compute_nodes`` with the fake driver's facts (``facts`` override
+    them); returns the row."""
+    values = dict(fake_driver.FAKE_RESOURCES, host_ip=host_ip, **facts)
+    return db_api.compute_node_report(context.get_admin_context(), host,
+                                      host, values)
+
+
+def heartbeat(host):
+    """``host``'s compute service reports in (created when new)."""
+    db_api.service_heartbeat(context.get_admin_context(), host,
+                             "nova-compute", "compute")
 
 
 class FakeComputeManager:
     """RPC endpoint with the compute manager's method names."""
 
-    target = messaging.Target(version="1.2")
+    target = messaging.Target(version="1.3")
+
 
     def __init__(self, host):
         self.host = host
@@ -38,6 +58,10 @@ class FakeComputeManager:
 
     def reset(self):
         self.casts = []
+        self.uptime_calls = []
+        # what get_host_uptime answers (None: NotImplementedError, as a
+        # driver without the feature)
+        self.uptime = UPTIME
         self.fail_reserve = None
         self.delay_reserve = None   # threading.Event to wait on
         self.received = threading.Event()
@@ -102,6 +126,12 @@ class FakeComputeManager:
     def reboot_instance(self, ctxt, instance, reboot_type):
         self._record("reboot_instance", instance=instance,
                      reboot_type=reboot_type)
+
+    def get_host_uptime(self, ctxt):
+        self.uptime_calls.append(self.host)
+        if self.uptime is None:
+            raise NotImplementedError()
+        return self.uptime
 
     def get_console_output(self, ctxt, instance, tail_length=None):
         """Three lines and a trailing newline, tailed as the host does."""

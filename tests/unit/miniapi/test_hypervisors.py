@@ -9,29 +9,27 @@ the detail views are checked against tempest's 2.53 schema changed as
 nova's API reference says 2.88 changes the view: the resource figures
 removed, ``uptime`` (string or null) added and required.
 
-The compute host of the fixtures is ``host1`` (a real heartbeat row);
-what the API reads about "this machine" comes from a ``LocalHost`` whose
-/proc is a fixture tree and whose commands (``qemu-system-* --version``,
-``uptime``) answer canned lines, except in the last test, which reads the
-real machine.
+The compute hosts of the fixtures are ``host1`` and (``compute2``)
+``host2``: each a heartbeat row, a node in ``compute_nodes`` with the
+facts its resource tracker would report (``fakes.report_node``: the fake
+driver's, host2's bigger) and a fake compute manager on fake:/, which
+answers the ``get_host_uptime`` call.
 """
 
 import copy
 import datetime
-import os
-import platform
+import json
 import uuid
 
 import pytest
 
-from ministack import context
 from minicompute.db import api as db_api
-from miniapi.compute import host_facts
+from minicompute.virt import fake as fake_driver
+from tests.unit.miniapi import fakes
 from tests.unit.miniapi import tempest_schemas as ts
 
 CLIENT = "hypervisor_client"
-UPTIME = " 10:00:00 up 3 days,  1:02,  1 user,  load average: 0.1, 0.2, 0.3"
-QEMU = "QEMU emulator version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18)"
+UPTIME = fakes.UPTIME
 DROPPED_AT_288 = ("vcpus", "memory_mb", "local_gb", "vcpus_used",
                   "memory_mb_used", "local_gb_used", "free_ram_mb",
                   "free_disk_gb", "current_workload", "running_vms",
@@ -45,31 +43,6 @@ DENIED = "Policy doesn't allow os_compute_api:os-hypervisors:%s to be " \
 @pytest.fixture(autouse=True)
 def _tempest():
     ts.require_tempest()
-
-
-@pytest.fixture
-def local(app, tmp_path):
-    """host1 is "this machine": its facts come from a fixture /proc."""
-    proc = tmp_path / "proc"
-    proc.mkdir()
-    (proc / "meminfo").write_text("MemTotal:        4028000 kB\n"
-                                  "MemFree:          100000 kB\n")
-    (proc / "cpuinfo").write_text(
-        "processor\t: 0\nvendor_id\t: AuthenticAMD\n"
-        "model name\t: AMD EPYC\nphysical id\t: 0\nsiblings\t: 2\n"
-        "cpu cores\t: 2\nflags\t\t: sse2 fpu sse\n\nprocessor\t: 1\n"
-        "vendor_id\t: AuthenticAMD\nphysical id\t: 0\n")
-    calls = []
-
-    def execute(*argv, **kwargs):
-        calls.append(argv)
-        return (UPTIME + "\n" if "uptime" in argv else QEMU + "\n"), ""
-
-    facts = host_facts.LocalHost("host1", "192.0.2.10", str(tmp_path),
-                                 execute=execute, proc=str(proc))
-    facts.calls = calls
-    app.config["LOCAL_HOST"] = facts
-    return facts
 
 
 def _v288(schema_name):
@@ -101,15 +74,17 @@ def _ids(api, version="2.53"):
     return [h["id"] for h in body["hypervisors"]]
 
 
-def _heartbeat(host):
-    db_api.service_heartbeat(context.get_admin_context(), host,
-                             "nova-compute", "compute")
+def _host(host):
+    """Another compute host, up and reported (no RPC server: nothing may
+    call it)."""
+    fakes.heartbeat(host)
+    fakes.report_node(host)
 
 
 # -- every view at every boundary, against tempest's schemas ----------------
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_views_match_tempest_schemas(api, local, make_server, version):
+def test_views_match_tempest_schemas(api, compute, make_server, version):
     make_server()
     query = "?with_servers=true" if version >= "2.53" else ""
     status, body, _ = api.get("/v2.1/os-hypervisors" + query,
@@ -159,18 +134,20 @@ def test_views_match_tempest_schemas(api, local, make_server, version):
                            version=version)[0] == 404
 
 
-def test_ids_integer_then_uuid(api, compute):
+def test_ids_integer_then_uuid(api, compute, admin_ctxt):
     _, services, _ = api.get("/v2.1/os-services", version="2.53")
     (service,) = services["services"]
+    (node,) = db_api.compute_node_get_all(admin_ctxt)
     _, old, _ = api.get("/v2.1/os-hypervisors/detail", version="2.52")
     (old,) = old["hypervisors"]
-    assert isinstance(old["id"], int) and isinstance(
-        old["service"]["id"], int)
+    assert old["id"] == node.id and isinstance(old["service"]["id"], int)
     _, new, _ = api.get("/v2.1/os-hypervisors/detail", version="2.53")
     (new,) = new["hypervisors"]
-    assert str(uuid.UUID(new["id"])) == new["id"]
+    assert new["id"] == node.uuid == str(uuid.UUID(new["id"]))
     assert new["service"]["id"] == service["id"]
-    # the compute node has its own UUID, stable across requests
+    # the compute node has its own UUID, stable across requests and
+    # reports
+    fakes.report_node("host1", vcpus=6)
     assert new["id"] != service["id"] and _ids(api) == [new["id"]]
     assert api.get("/v2.1/os-hypervisors/%s" % old["id"],
                    version="2.52")[0] == 200
@@ -178,7 +155,8 @@ def test_ids_integer_then_uuid(api, compute):
                    version="2.53")[0] == 200
 
 
-def test_figures_from_instances_and_this_machine(api, local, make_server):
+def test_figures_from_instances_and_the_reported_node(api, compute,
+                                                      make_server):
     make_server()
     make_server("vm2", vm_state="building")
     _, body, _ = api.get("/v2.1/os-hypervisors/detail", version="2.28")
@@ -187,43 +165,66 @@ def test_figures_from_instances_and_this_machine(api, local, make_server):
     assert (hyp["running_vms"], hyp["vcpus_used"], hyp["memory_mb_used"],
             hyp["local_gb_used"], hyp["current_workload"]) == \
         (2, 2, 256, 2, 1)
-    assert hyp["memory_mb"] == 4028000 // 1024
-    assert hyp["free_ram_mb"] == hyp["memory_mb"] - 256
-    assert hyp["vcpus"] >= 1
-    stat = os.statvfs(local.state_path)
-    assert hyp["local_gb"] == stat.f_blocks * stat.f_frsize // 1024 ** 3
-    assert hyp["free_disk_gb"] == hyp["local_gb"] - 2
-    assert hyp["cpu_info"]["vendor"] == "AMD"
-    assert hyp["cpu_info"]["model"] == "AMD EPYC"
-    assert hyp["cpu_info"]["arch"] == platform.machine()
-    assert hyp["cpu_info"]["features"] == ["fpu", "sse", "sse2"]
-    assert hyp["cpu_info"]["topology"]["cores"] == 2
+    # the totals are what the host reported (the fake driver's)
+    assert (hyp["vcpus"], hyp["memory_mb"], hyp["local_gb"],
+            hyp["disk_available_least"]) == (4, 8192, 100, 90)
+    assert hyp["free_ram_mb"] == 8192 - 256
+    assert hyp["free_disk_gb"] == 100 - 2
+    assert hyp["cpu_info"] == json.loads(
+        fake_driver.FAKE_RESOURCES["cpu_info"])
     _, body, _ = api.get("/v2.1/os-hypervisors/detail", version="2.27")
-    assert body["hypervisors"][0]["cpu_info"].startswith('{"arch"')
-    # the QEMU probe runs once per process, not once per request
-    assert sum(1 for c in local.calls if "--version" in c) == 1
+    cpu_info = body["hypervisors"][0]["cpu_info"]
+    assert json.loads(cpu_info) == hyp["cpu_info"]
+    # a new report changes what is shown, at once
+    fakes.report_node("host1", memory_mb=4096, host_ip="192.0.2.99")
+    _, body, _ = api.get("/v2.1/os-hypervisors/detail", version="2.28")
+    assert body["hypervisors"][0]["memory_mb"] == 4096
+    assert body["hypervisors"][0]["host_ip"] == "192.0.2.99"
 
 
-def test_host_that_is_not_this_machine(api, compute):
-    """The default LocalHost is this machine's [DEFAULT] host, not host1."""
-    _, body, _ = api.get("/v2.1/os-hypervisors/detail")
-    (hyp,) = body["hypervisors"]
-    assert (hyp["vcpus"], hyp["memory_mb"], hyp["local_gb"]) == (0, 0, 0)
-    assert hyp["host_ip"] is None and hyp["cpu_info"] == ""
-    status, body, _ = api.get("/v2.1/os-hypervisors/1/uptime")
+def test_a_service_without_node_and_a_node_without_service(
+        api, compute, admin_ctxt):
+    """As upstream: a compute service whose host never reported a node has
+    no hypervisor, and a node whose service is gone is skipped."""
+    fakes.heartbeat("silent")
+    orphan = fakes.report_node("ghost")
+    _, body, _ = api.get("/v2.1/os-hypervisors/detail", version="2.53")
+    assert [h["hypervisor_hostname"] for h in body["hypervisors"]] == \
+        ["host1"]
+    _, body, _ = api.get("/v2.1/os-services")
+    assert {s["host"] for s in body["services"]} == {"host1", "silent"}
+    for version, hyp_id in (("2.1", str(orphan.id)), ("2.53", orphan.uuid)):
+        status, body, _ = api.get("/v2.1/os-hypervisors/" + hyp_id,
+                                  version=version)
+        assert status == 404
+        assert body["itemNotFound"]["message"] == \
+            "Hypervisor with ID '%s' could not be found." % hyp_id
+    _, body, _ = api.get("/v2.1/os-hypervisors/statistics")
+    assert body["hypervisor_statistics"]["count"] == 1
+
+
+def test_uptime_is_asked_of_the_host(api, compute):
+    """GET .../uptime is an RPC call to the hypervisor's host; a driver
+    that cannot tell is 501, and null in the 2.88 view."""
+    (hyp_id,) = _ids(api, "2.1")
+    _, body, _ = api.get("/v2.1/os-hypervisors/%s/uptime" % hyp_id)
+    assert body["hypervisor"]["uptime"] == UPTIME
+    assert compute.uptime_calls == ["host1"]
+    compute.uptime = None
+    status, body, _ = api.get("/v2.1/os-hypervisors/%s/uptime" % hyp_id)
     assert status == 501
     assert body["notImplemented"]["message"] == "Feature not supported"
     _, body, _ = api.get("/v2.1/os-hypervisors/detail", version="2.88")
     assert body["hypervisors"][0]["uptime"] is None
 
 
-def test_with_servers(api, make_server, admin_ctxt):
-    _heartbeat("host2")
+def test_with_servers(api, make_server, admin_ctxt, compute2):
     server_id = make_server()
     url = "/v2.1/os-hypervisors?with_servers=true"
     _, body, _ = api.get(url, version="2.53")
     host1, host2 = body["hypervisors"]
     row = db_api.instance_get(admin_ctxt, server_id)
+    assert row.host == "host1"
     assert host1["servers"] == [{"name": "instance-%08x" % row.id,
                                  "uuid": server_id}]
     assert "servers" not in host2   # none hosted: absent before 2.75
@@ -240,9 +241,9 @@ def test_with_servers(api, make_server, admin_ctxt):
     assert all("servers" not in h for h in body["hypervisors"])
 
 
-def test_paging(api, compute):
-    _heartbeat("host2")
-    for version, first in (("2.33", 1), ("2.53", _ids(api)[0])):
+def test_paging(api, compute2):
+    for version, first in (("2.33", _ids(api, "2.33")[0]),
+                           ("2.53", _ids(api)[0])):
         status, body, _ = api.get("/v2.1/os-hypervisors/detail?limit=1",
                                   version=version)
         _check("list_hypervisors_detail", version, status, body)
@@ -274,7 +275,7 @@ def test_paging(api, compute):
 
 
 def test_hostname_pattern(api, compute):
-    _heartbeat("other")
+    _host("other")
     url = "/v2.1/os-hypervisors/detail?hypervisor_hostname_pattern=OST"
     status, body, _ = api.get(url, version="2.53")
     _check("list_hypervisors_detail", "2.53", status, body)
@@ -309,7 +310,8 @@ def test_bad_query_from_253(api, compute, query):
 
 def test_unknown_query_ignored_before_253(api, compute):
     assert api.get("/v2.1/os-hypervisors?bogus=1", version="2.33")[0] == 200
-    assert api.get("/v2.1/os-hypervisors/1?bogus=1")[0] == 200
+    assert api.get("/v2.1/os-hypervisors/%s?bogus=1" % _ids(api, "2.1")[0]
+                   )[0] == 200
     assert api.get("/v2.1/os-hypervisors/%s?bogus=1" % _ids(api)[0],
                    version="2.53")[0] == 400
 
@@ -341,9 +343,8 @@ def test_admin_only(api, compute, path, action):
     assert body["forbidden"]["message"] == DENIED % action
 
 
-def test_state_and_status_follow_the_service(api, local, make_server,
-                                             admin_ctxt):
-    _heartbeat("host2")
+def test_state_and_status_follow_the_service(api, compute, compute2,
+                                             make_server, admin_ctxt):
     make_server()
     _, services, _ = api.get("/v2.1/os-services", version="2.53")
     host2 = [s for s in services["services"] if s["host"] == "host2"][0]
@@ -353,36 +354,67 @@ def test_state_and_status_follow_the_service(api, local, make_server,
     _, body, _ = api.get("/v2.1/os-hypervisors/statistics")
     stats = body["hypervisor_statistics"]
     assert stats["count"] == 1 and stats["running_vms"] == 1
-    assert stats["memory_mb"] == 4028000 // 1024
+    assert stats["memory_mb"] == 8192    # host1's only
     _, body, _ = api.get("/v2.1/os-hypervisors/detail", version="2.53")
     hyp2 = body["hypervisors"][1]
     assert hyp2["status"] == "disabled"
     assert hyp2["service"]["disabled_reason"] == "maintenance"
-    # host1 goes silent: down, no uptime
+    # host1 goes silent: down, no uptime, and the host is not asked
     service = db_api.service_get_by_host_and_binary(admin_ctxt, "host1",
                                                     "nova-compute")
     db_api.service_update(admin_ctxt, service.uuid, {
         "last_seen_up": datetime.datetime(2000, 1, 1)})
     _, body, _ = api.get("/v2.1/os-hypervisors/detail", version="2.88")
-    hyp1 = body["hypervisors"][0]
+    hyp1, hyp2 = body["hypervisors"]
     assert hyp1["state"] == "down" and hyp1["uptime"] is None
-    status, body, _ = api.get("/v2.1/os-hypervisors/%s/uptime"
-                              % service.id)
+    assert hyp2["state"] == "up" and hyp2["uptime"] == UPTIME
+    (node1,) = db_api.compute_node_get_all(admin_ctxt, host="host1")
+    status, body, _ = api.get("/v2.1/os-hypervisors/%s/uptime" % node1.id)
     assert status == 400
     assert body["badRequest"]["message"] == \
         "Compute service of host1 is unavailable at this time."
-    assert not [c for c in local.calls if "uptime" in c]
+    assert compute.uptime_calls == [] and compute2.uptime_calls == ["host2"]
 
 
-def test_local_host_reads_this_machine(tmp_path):
-    """The real LocalHost on the machine running the tests."""
-    facts = host_facts.LocalHost("me", "127.0.0.1", str(tmp_path / "x"))
-    assert facts.is_local("me") and not facts.is_local("other")
-    assert facts.vcpus() >= 1
-    assert facts.memory_mb() > 0
-    total, free = facts.disk_gb()
-    assert total >= free >= 0
-    assert facts.uptime() is None or " up " in facts.uptime()
-    assert facts.cpu_info == {} or facts.cpu_info["arch"] == \
-        platform.machine()
-    assert isinstance(facts.hypervisor_version, int)
+# -- two hosts, each with its own facts --------------------------------------
+
+def _by_name(hypervisors):
+    return {h["hypervisor_hostname"]: h for h in hypervisors}
+
+
+def test_two_hosts_each_with_its_own_facts(api, compute, compute2,
+                                           make_server):
+    """List, detail, show and search show both hosts, each with the facts
+    its own resource tracker reported (not this machine's), and the 2.88
+    uptime comes from each host."""
+    make_server()
+    _, body, _ = api.get("/v2.1/os-hypervisors", version="2.53")
+    assert sorted(h["hypervisor_hostname"] for h in body["hypervisors"]) \
+        == ["host1", "host2"]
+    _, body, _ = api.get("/v2.1/os-hypervisors/detail", version="2.87")
+    detail = _by_name(body["hypervisors"])
+    facts = {name: (h["vcpus"], h["memory_mb"], h["local_gb"],
+                    h["disk_available_least"], h["host_ip"],
+                    h["running_vms"], h["service"]["host"])
+             for name, h in detail.items()}
+    assert facts == {"host1": (4, 8192, 100, 90, "192.0.2.10", 1, "host1"),
+                     "host2": (8, 16384, 200, 150, "192.0.2.20", 0,
+                               "host2")}
+    status, body, _ = api.get("/v2.1/os-hypervisors/%s"
+                              % detail["host2"]["id"], version="2.87")
+    _check("get_hypervisor", "2.87", status, body)
+    assert body["hypervisor"]["memory_mb"] == 16384
+    _, body, _ = api.get("/v2.1/os-hypervisors/detail?"
+                         "hypervisor_hostname_pattern=host2",
+                         version="2.53")
+    assert [h["host_ip"] for h in body["hypervisors"]] == ["192.0.2.20"]
+    _, body, _ = api.get("/v2.1/os-hypervisors/host/search")
+    assert len(body["hypervisors"]) == 2
+    _, body, _ = api.get("/v2.1/os-hypervisors/detail", version="2.88")
+    assert [h["uptime"] for h in body["hypervisors"]] == [UPTIME, UPTIME]
+    assert compute.uptime_calls == ["host1"]
+    assert compute2.uptime_calls == ["host2"]
+    _, body, _ = api.get("/v2.1/os-hypervisors/statistics")
+    stats = body["hypervisor_statistics"]
+    assert (stats["count"], stats["vcpus"], stats["memory_mb"]) == \
+        (2, 12, 24576)
