@@ -19,6 +19,7 @@ We advertise 2.96. What that promises on the routes we serve:
 * 2.55  flavor ``description``; 2.61 flavor ``extra_specs``;
         2.75 flavor ``swap`` is 0 rather than ""
 * 2.60  multiattach volumes may be attached
+* 2.74  server create takes ``host`` / ``hypervisor_hostname`` (admin)
 * 2.63  ``trusted_image_certificates``; 2.71 ``server_groups``;
         2.73 ``locked_reason``
 * 2.75  unknown query parameters on attachment list are 400

@@ -19,8 +19,12 @@ from miniapi.api import validation
 from miniapi.api.schemas import servers as schemas
 from miniapi.api.views import servers as views
 from miniapi.compute import checks
+from miniapi.compute import scheduler
 
 bp = flask.Blueprint("servers", __name__, url_prefix="/v2.1")
+
+#: 2.74: ``host`` and ``hypervisor_hostname`` in the create body.
+REQUESTED_DESTINATION_VERSION = "2.74"
 
 
 def compute_api():
@@ -138,6 +142,7 @@ def create(body):
     """
     ctxt = common.context()
     server = body["server"]
+    destination = _destination(ctxt, server)
     image_ref = _image_ref(server)
     _refuse_unsupported(server)
     checks.check_metadata_quota(server.get("metadata"))
@@ -145,13 +150,46 @@ def create(body):
         ctxt, server["name"], str(server["flavorRef"]), image_ref=image_ref,
         description=server.get("description"),
         hostname=server.get("hostname"),
-        availability_zone=server.get("availability_zone"),
-        admin_pass=server.get("adminPass"))
+        admin_pass=server.get("adminPass"), **destination)
     response = flask.jsonify(views.create_response(instance, admin_pass))
     response.status_code = 202
     response.headers["Location"] = common.resource_url("servers",
                                                        instance.uuid)
     return response
+
+
+def _destination(ctxt, server):
+    """Where the request asks the server to go, as upstream's controller
+    reads it: a forced host and/or node in ``availability_zone``
+    (``nova:HOST``, ``nova::NODE``, ``nova:HOST:NODE``; admin only,
+    policy ``os_compute_api:servers:create:forced_host``) or, from 2.74,
+    ``host`` and/or ``hypervisor_hostname`` (admin only, policy
+    ``compute:servers:create:requested_destination``), not both.
+
+    :returns: the keyword arguments of the compute API's ``create``.
+    :raises Forbidden: a non-admin asks for a host (403).
+    :raises Invalid: an unparsable zone, or both mechanisms (400).
+    """
+    zone, forced_host, forced_node = scheduler.parse_availability_zone(
+        server.get("availability_zone"))
+    if forced_host or forced_node:
+        common.require_admin(ctxt,
+                             "os_compute_api:servers:create:forced_host")
+    requested_host = requested_node = None
+    if microversion.at_least(REQUESTED_DESTINATION_VERSION):
+        requested_host = server.get("host")
+        requested_node = server.get("hypervisor_hostname")
+    if requested_host or requested_node:
+        common.require_admin(ctxt,
+                             "compute:servers:create:requested_destination")
+        if forced_host or forced_node:
+            raise ms_exception.Invalid(
+                message="One mechanism with host and/or "
+                        "hypervisor_hostname and another mechanism with "
+                        "zone:host:node are mutually exclusive.")
+    return {"availability_zone": zone, "forced_host": forced_host,
+            "forced_node": forced_node, "requested_host": requested_host,
+            "requested_node": requested_node}
 
 
 def _image_ref(server):

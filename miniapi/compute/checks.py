@@ -6,7 +6,6 @@
 * compute service liveness from the heartbeat table (nova's
   ``check_instance_host(check_is_up=True)``): work for a down host is
   refused with 409 instead of waiting for an RPC timeout;
-* picking a compute host for a new server (a one-line scheduler);
 * the one quota ministack enforces, nova's default ``metadata_items``.
 """
 
@@ -14,7 +13,6 @@ import functools
 import re
 
 from minicompute import exception
-from ministack import context as ms_context
 from ministack import exception as ms_exception
 from minicompute.db import api as db_api
 
@@ -64,12 +62,6 @@ def check_device(device):
         raise exception.InvalidDevicePath(path=device)
 
 
-def compute_services(ctxt):
-    """Every compute service row (services.topic == 'compute')."""
-    return [s for s in db_api.service_get_all(ctxt.elevated())
-            if s.topic == COMPUTE_TOPIC]
-
-
 def host_status(ctxt, host, down_time):
     """UP, DOWN or "" (no host / unknown), as nova's ``host_status``."""
     if not host:
@@ -87,20 +79,6 @@ def check_host_up(ctxt, instance, down_time):
     if host_status(ctxt, instance.host, down_time) not in ("UP",
                                                            "MAINTENANCE"):
         raise exception.ComputeServiceUnavailable(host=instance.host)
-
-
-def pick_host(ctxt, down_time):
-    """The up, enabled compute host with the fewest instances, or None."""
-    candidates = [s.host for s in compute_services(ctxt)
-                  if not s.disabled and db_api.service_is_up(s, down_time)]
-    if not candidates:
-        return None
-    admin = ms_context.get_admin_context()
-
-    def load(host):
-        return len(db_api.instance_get_all(admin, {"host": host,
-                                                   "all_tenants": True}))
-    return min(sorted(candidates), key=load)
 
 
 def check_metadata_quota(metadata):

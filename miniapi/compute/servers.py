@@ -1,10 +1,11 @@
 """The API phase of the server lifecycle: create, delete, stop, start,
 reboot, and the console log.
 
-The API picks the compute host (``checks.pick_host``: nova's scheduler at
-mini scale), writes the instance, records the action and casts to the
-host; the compute manager moves the instance on (BUILD -> ACTIVE or ERROR
-with a fault, powering-off -> SHUTOFF...). Task states are set with a
+The API picks the compute node (``scheduler.select_destination``:
+nova's scheduler at mini scale, honouring a requested or forced host),
+writes the instance, records the action and casts to the host; the
+compute manager moves the instance on (BUILD -> ACTIVE or ERROR with a
+fault, powering-off -> SHUTOFF...). Task states are set with a
 compare-and-swap on ``task_state IS NULL`` so two concurrent operations on
 one server cannot both start: the loser gets 409.
 """
@@ -27,6 +28,7 @@ from minicompute.db import api as db_api
 from minicompute.db import flavors as flavors_db
 from miniapi.compute import checks
 from miniapi.compute import images
+from miniapi.compute import scheduler
 
 LOG = logging.getLogger(__name__)
 
@@ -57,14 +59,23 @@ class ServerOperations:
 
     def create(self, ctxt, name, flavor_ref, image_ref=None,
                description=None, hostname=None, availability_zone=None,
-               admin_pass=None):
+               admin_pass=None, forced_host=None, forced_node=None,
+               requested_host=None, requested_node=None):
         """Write the instance, record ``create`` and cast the build.
 
-        With no compute host up the instance is still created, in ERROR
-        with a "No valid host" fault, as nova's scheduler failure does.
+        With no compute node to go to (none up and enabled, or none on
+        the requested or forced host/node) the instance is still
+        created, in ERROR with a "No valid host" fault, as nova's
+        scheduler failure does. The caller has checked who may ask for
+        a host (policy).
 
+        :param availability_zone: the zone part of the request's zone
+            (``scheduler.parse_availability_zone``); only ``nova``, the
+            one zone, unless a host is forced (nova does not check the
+            zone then).
         :returns: (instance row, admin password).
-        :raises Invalid: unknown flavor or image, unusable zone (400).
+        :raises Invalid: unknown flavor or image, unusable zone, unknown
+            requested host or node (400).
         """
         try:
             flavor = db_api.flavor_get(ctxt, flavor_ref)
@@ -76,10 +87,21 @@ class ServerOperations:
         except exception.ImageNotFound:
             raise ms_exception.Invalid(
                 message="Can not find requested image") from None
-        if availability_zone and availability_zone != DEFAULT_AZ:
+        if availability_zone and availability_zone != DEFAULT_AZ and \
+                forced_host is None:
             raise ms_exception.Invalid(
                 message="The requested availability zone is not available")
-        host = checks.pick_host(ctxt, self.down_time)
+        if requested_host or requested_node:
+            try:
+                scheduler.validate_host_or_node(ctxt, requested_host,
+                                                requested_node)
+            except exception.ComputeHostNotFound as exc:
+                raise ms_exception.Invalid(message=exc.format_message()) \
+                    from exc
+        node = scheduler.select_destination(
+            ctxt, self.down_time, host=forced_host or requested_host,
+            node=forced_node or requested_node)
+        host = node.host if node is not None else None
         flavor_dict = flavor_primitive(
             flavor, flavors_db.extra_specs_get(ctxt, flavor))
         values = {
@@ -97,7 +119,7 @@ class ServerOperations:
             "task_state": task_states.SCHEDULING,
             "power_state": power_state.NOSTATE,
             "host": host,
-            "node": host,
+            "node": node.hypervisor_hostname if node is not None else None,
             "availability_zone": DEFAULT_AZ,
             "root_device_name": "/dev/vda",
             "locked": False,
@@ -113,6 +135,10 @@ class ServerOperations:
         db_api.action_start(ctxt, instance.uuid, instance_actions.CREATE)
         admin_pass = admin_pass or secrets.token_urlsafe(9)
         if host is None:
+            LOG.warning("No valid host for server %s (host %s, node %s "
+                        "asked for)", instance.uuid,
+                        forced_host or requested_host,
+                        forced_node or requested_node)
             return instance, admin_pass
         try:
             self.compute_rpcapi.build_and_run_instance(

@@ -83,6 +83,9 @@ def create(version):
                          "items": {"type": "string", "minLength": 1,
                                    "maxLength": 60,
                                    "pattern": "^[^,/]*$"}}
+    if version >= "2.74":
+        props["host"] = types.fqdn
+        props["hypervisor_hostname"] = types.fqdn
     if version >= "2.90":
         props["hostname"] = {"type": "string", "minLength": 1,
                              "maxLength": 255}

@@ -1,0 +1,101 @@
+"""Where a new server goes: nova's scheduler at mini scale.
+
+Upstream, nova-api records the request, the conductor asks the scheduler
+(placement's allocation candidates, then filters and weighers) and casts
+the build to the host it picked. Here the API picks the compute node
+itself, from the nodes the hosts reported (``compute_nodes``):
+
+* candidates: every node whose host has a ``nova-compute`` service (a
+  service that never reported a node cannot be scheduled to, as
+  upstream, where a host is a placement resource provider only once its
+  resource tracker reported);
+* a destination, requested (2.74's ``host`` / ``hypervisor_hostname``,
+  checked first by :func:`validate_host_or_node`: 400 when unknown) or
+  forced (``availability_zone`` ``nova:HOST``, ``nova::NODE``,
+  ``nova:HOST:NODE``, not checked: an unknown one finds no node), keeps
+  only the nodes of that host and/or node name;
+* the filter: the host's service is up (heartbeat within
+  ``service_down_time``, not forced down) and enabled: nova's
+  ComputeFilter (and placement's ``COMPUTE_STATUS_DISABLED`` pre-filter,
+  which applies to forced hosts too);
+* the weigher: fewest live instances on the host, then the host name.
+
+No node left is nova's NoValidHost: the server is created in ERROR with
+"No valid host was found." A forced host skips the filters upstream, so
+a server forced onto a down host is placed there and its build waits for
+the host to come back; ministack filters a forced host as a requested one
+(down or disabled: no valid host), because it writes the host at once
+and has no conductor to re-schedule a build that never starts.
+"""
+
+from minicompute import exception
+from ministack import context as ms_context
+from ministack import exception as ms_exception
+from minicompute.db import api as db_api
+
+COMPUTE_BINARY = "nova-compute"
+
+
+def parse_availability_zone(zone):
+    """nova's ``API.parse_availability_zone``: ``(zone, forced_host,
+    forced_node)`` of ``zone``, ``ZONE:HOST``, ``ZONE::NODE`` or
+    ``ZONE:HOST:NODE`` (the zone part may be empty).
+
+    :raises Invalid: more colons than that (400).
+    """
+    host = node = None
+    if zone and ":" in zone:
+        count = zone.count(":")
+        if count == 1:
+            zone, host = zone.split(":")
+        elif count == 2 and "::" in zone:
+            zone, node = zone.split("::")
+        elif count == 2:
+            zone, host, node = zone.split(":")
+        else:
+            raise ms_exception.Invalid(
+                message="Invalid input received: Unable to parse "
+                        "availability_zone")
+    return zone or None, host or None, node or None
+
+
+def validate_host_or_node(ctxt, host, node):
+    """nova's ``_validate_host_or_node``: a requested host must have a
+    compute node, a requested node must exist, and both together must
+    be one node.
+
+    :raises ComputeHostNotFound: naming the host (the node when only
+        the node was given), as upstream.
+    """
+    admin = ctxt.elevated()
+    if not db_api.compute_node_get_all(admin, host=host,
+                                       hypervisor_hostname=node):
+        raise exception.ComputeHostNotFound(host=host or node)
+
+
+def select_destination(ctxt, down_time, host=None, node=None):
+    """The compute node a new server goes to, or None (no valid host).
+
+    :param host: only nodes of this host (requested or forced).
+    :param node: only the node of this name (requested or forced).
+    """
+    admin = ms_context.get_admin_context()
+    services = {s.host: s for s in
+                db_api.service_get_all(admin, binary=COMPUTE_BINARY)}
+    nodes = [n for n in db_api.compute_node_get_all(
+        admin, host=host, hypervisor_hostname=node)
+        if _passes(services.get(n.host), down_time)]
+    if not nodes:
+        return None
+
+    def weight(compute_node):
+        load = len(db_api.instance_get_all(
+            admin, {"host": compute_node.host, "all_tenants": True}))
+        return load, compute_node.host, compute_node.hypervisor_hostname
+    return min(nodes, key=weight)
+
+
+def _passes(service, down_time):
+    """ComputeFilter: the node's host has a service, up and enabled."""
+    return service is not None and not service.disabled and \
+        db_api.service_is_up(service, down_time)
