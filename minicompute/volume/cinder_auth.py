@@ -46,7 +46,8 @@ def _renew(service, session, user):
         if not service.invalidate():
             return None
         if user is None:
-            return service.get_headers(session)
+            return dict(service.get_headers(session),
+                        **_service_headers(service, session))
         return dict(user, **_service_headers(service, session))
     return reauth
 
@@ -110,8 +111,14 @@ class Identity:
                 _renew(service, session, user)
         service = identity_client.service_auth_plugin(self.conf)
         url = template % {"project_id": service.get_project_id(session)}
-        return url, _token_headers(service, session), \
-            _renew(service, session, None)
+        headers = _token_headers(service, session)
+        if self.conf.service_user.send_service_user_token:
+            # Nova's own work, as nova's cinder client sends it: its
+            # account's token, and the same as the service token, so
+            # Cinder knows Nova asks (a start-up recovery deleting an
+            # attachment of Nova's is allowed; OSSA-2023-003).
+            headers = dict(headers, **_service_headers(service, session))
+        return url, headers, _renew(service, session, None)
 
     def _tokens(self):
         """The one keystoneauth Session the service account's token is
