@@ -18,7 +18,7 @@ source "$TOP_DIR/stackrc"
 use_deployed_database_type
 [[ $EUID -eq 0 ]] || die $LINENO "clean.sh must run as root"
 
-for lib in packages python database rabbitmq tgt libvirt lvm image upstream_tempest; do
+for lib in packages python permissions database rabbitmq tgt libvirt lvm image upstream_tempest compute_hosts; do
     source "$TOP_DIR/lib/$lib"
 done
 MINISTACK_SERVICES=(minicompute miniapi minicinder keystone)
@@ -35,6 +35,9 @@ fi
 for svc in "${MINISTACK_SERVICES[@]}"; do
     call_if_defined "cleanup_$svc"
 done
+# The other compute hosts: guests and secrets through their libvirtd,
+# then their daemons, namespaces, veths, files and the lab's bridge.
+cleanup_compute_hosts
 cleanup_tgt
 cleanup_libvirt
 cleanup_rabbitmq

@@ -38,7 +38,7 @@ STACK_TTY=no
 [[ -t 1 ]] && STACK_TTY=yes
 exec > >(tee -a "$LOGFILE") 2>&1
 
-for lib in packages python permissions database rabbitmq memcached tgt libvirt lvm image; do
+for lib in packages python permissions database rabbitmq memcached tgt libvirt lvm image compute_hosts; do
     source "$TOP_DIR/lib/$lib"
 done
 
@@ -75,14 +75,29 @@ if [[ -s $DATABASE_TYPE_FILE &&
         "run devstack/clean.sh before switching to DATABASE_TYPE=$DATABASE_TYPE"
 fi
 echo "$DATABASE_TYPE" > "$DATABASE_TYPE_FILE"
+# A subnode (docs/multinode.md) runs only its compute host, against the
+# controller at SERVICE_HOST: the controller's passwords, not new ones.
+if is_subnode; then
+    check_subnode_settings || die $LINENO "this subnode's local.conf is incomplete"
+fi
+if (( COMPUTE_HOSTS > 1 )) && [[ $DATABASE_TYPE == postgresql ]]; then
+    die $LINENO "COMPUTE_HOSTS=$COMPUTE_HOSTS needs DATABASE_TYPE=mysql or sqlite" \
+        "(the lab's PostgreSQL listens on loopback only)"
+fi
+echo "$COMPUTE_HOSTS" > "$DATA_DIR/compute_hosts"
 
 # --- install -------------------------------------------------------------------
 timed packages install_packages
 timed python install_python
 
 # --- configure and start the infrastructure ------------------------------------
+# The lab's link first: with more compute hosts, every service listens on
+# the controller's address there.
+if (( COMPUTE_HOSTS > 1 )); then
+    timed link init_lab_link
+fi
 # The SQL server (none for sqlite) before the daemons that migrate it.
-if [[ $DATABASE_TYPE != sqlite ]]; then
+if [[ $DATABASE_TYPE != sqlite ]] && ! is_subnode; then
     install_database
     timed database start_database
     init_database
@@ -122,6 +137,11 @@ for phase in install configure init start; do
     done
 done
 
+# --- the other compute hosts of this machine (lib/compute_hosts) ----------------
+if is_service_enabled minicompute && ! is_subnode; then
+    timed compute_hosts start_compute_hosts
+fi
+
 # --- the demo cloud: a server to walk the journey on, the suite's config ---
 DEMO_ENABLED=False
 if is_service_enabled minicinder && is_service_enabled miniapi &&
@@ -151,6 +171,7 @@ echo "    iSCSI portal:  $TGT_HOST:$TGT_PORT"
 echo "    image:         $GUEST_IMAGE_NAME ($GUEST_IMAGE_ID) in $IMAGES_DIR"
 echo "    virt_type:     $(cat "$VIRT_TYPE_FILE" 2>/dev/null)"
 echo "    passwords:     $PASSWORDS_FILE (root only; local.conf settings win)"
+echo "    compute hosts: $COMPUTE_HOST ($HOST_IP)$(for h in $(compute_host_names); do printf ', %s (%s)' "$h" "$(compute_host_ip "$h")"; done)"
 echo "    database:      $DATABASE_TYPE ($(database_summary))"
 echo "                   $(database_query)"
 echo "    stack.sh log:  $LOGFILE"

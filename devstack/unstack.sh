@@ -17,7 +17,7 @@ source "$TOP_DIR/stackrc"
 use_deployed_database_type
 [[ $EUID -eq 0 ]] || die $LINENO "unstack.sh must run as root"
 
-for lib in packages python database rabbitmq memcached tgt libvirt lvm image; do
+for lib in packages python database rabbitmq memcached tgt libvirt lvm image compute_hosts; do
     source "$TOP_DIR/lib/$lib"
 done
 # HOOK: the daemons' libs stop first, in reverse start order.
@@ -29,6 +29,9 @@ for svc in "${MINISTACK_SERVICES[@]}"; do
     fi
 done
 
+# The other compute hosts of this machine: their minicompute, libvirtd
+# and virtlogd (their namespaces stay, as this machine's network does).
+stop_compute_hosts
 stop_memcached
 stop_libvirt
 stop_tgt

@@ -15,7 +15,7 @@ even ``GET``), and to some malformed login bodies on ``POST
 /v3/auth/tokens`` (an application credential's ``user.domain`` as a
 string, ``user.id`` as an object, lists for names). Those get keystone's
 own 400 instead; every well-formed body reaches keystone untouched
-(README, "Deviations"). It answers the same 400 to a ``Host`` header
+(docs/deviations.md). It answers the same 400 to a ``Host`` header
 whose name IDNA cannot encode (a label over 63 characters): werkzeug
 raises BadHost when keystone builds a URL adapter, and keystone let that
 escape as a 500 on every route.
