@@ -19,6 +19,11 @@ Usage (as root, after devstack/stack.sh)::
 
     /opt/stack/venv/bin/python tools/journey.py [--cloud ministack]
     /opt/stack/venv/bin/python tools/journey.py --ensure-server   # boot only
+    /opt/stack/venv/bin/python tools/journey.py --host compute2   # 2nd host
+
+With ``--host HOST`` (a lab of more than one compute host) the journey
+walks on the demo server of that host, ``demo-HOST``: the admin boots it
+there, in the demo project (compute 2.74's ``host``), if it is not there.
 
 Credentials come from /etc/openstack/clouds.yaml (keystone), or with
 ``--noauth`` from noauth tokens; the nova database URL from
@@ -41,9 +46,12 @@ from journey_lab import (  # noqa: F401
 DEMO_SERVER = "demo"
 
 
-def ensure_server(cloud, image, flavor):
+def ensure_server(cloud, image, flavor, name=DEMO_SERVER, host=None,
+                  creator=None):
+    """The server ``name``, ACTIVE: booted if missing (by ``creator``, on
+    ``host`` when given), replaced if in ERROR, started if SHUTOFF."""
     servers = check(cloud.compute(
-        "GET", "/servers/detail?name=^%s$" % DEMO_SERVER), 200)["servers"]
+        "GET", "/servers/detail?name=^%s$" % name), 200)["servers"]
     for server in servers:
         if server["status"] == "ERROR":
             # e.g. its domain was lost: replace it rather than walk on it.
@@ -63,11 +71,14 @@ def ensure_server(cloud, image, flavor):
             check(cloud.compute("POST", "/servers/%s/action" % server_id,
                                 {"os-start": None}), 202)
     else:
-        say("booting server %r (image %s, flavor %s)" % (DEMO_SERVER, image,
-                                                         flavor))
-        server_id = check(cloud.compute("POST", "/servers", {"server": {
-            "name": DEMO_SERVER, "imageRef": image, "flavorRef": flavor,
-            "networks": "none"}}), 202)["server"]["id"]
+        say("booting server %r (image %s, flavor %s%s)" % (
+            name, image, flavor, ", on host %s" % host if host else ""))
+        body = {"name": name, "imageRef": image, "flavorRef": flavor,
+                "networks": "none"}
+        if host:
+            body["host"] = host
+        server_id = check((creator or cloud).compute(
+            "POST", "/servers", {"server": body}), 202)["server"]["id"]
 
     def active():
         server = check(cloud.compute("GET", "/servers/%s" % server_id),
@@ -84,7 +95,7 @@ def show_ledgers(cloud, ledgers, server, volume_id, domain):
     command("openstack --os-volume-api-version 3.44 volume attachment list "
             "--volume-id %s" % volume_id)
     command(sql_command(ledgers.url, volume_id))
-    command("virsh domblklist %s" % domain)
+    command(ledgers.virsh_command("domblklist %s" % domain))
     command("ministack-guest %s -- lsblk" % server["id"])
     volume = check(cloud.volume("GET", "/volumes/%s" % volume_id),
                    200)["volume"]
@@ -105,7 +116,7 @@ def show_ledgers(cloud, ledgers, server, volume_id, domain):
         say("   cinder attachment:  none")
     say("   nova BDM:           %s" % describe_bdm(
         ledgers.bdm(server["id"], volume_id)))
-    say("   virsh domblklist %s:" % domain)
+    say("   %s:" % ledgers.virsh_command("domblklist %s" % domain))
     for line in ledgers.domblklist(domain).splitlines():
         say("      " + line)
     say("   lsblk inside the guest:")
@@ -116,8 +127,8 @@ def show_ledgers(cloud, ledgers, server, volume_id, domain):
 def walk(cloud, ledgers, server, tracing):
     server_id = server["id"]
     domain = ledgers.domain_name(server_id, instance_name_template())
-    say("server  %s (%s), libvirt domain %s, %s" % (
-        server["name"], server_id, domain, server["status"]))
+    say("server  %s (%s), libvirt domain %s, %s, on compute host %s" % (
+        server["name"], server_id, domain, server["status"], ledgers.host))
 
     heading("Create a volume (cinder: creating -> available)")
     name = "journey-%s" % time.strftime("%H%M%S")
@@ -223,16 +234,29 @@ def main(argv=None):
                         help="flavor id (default: 42, m1.nano)")
     parser.add_argument("--ensure-server", action="store_true",
                         help="only make sure the demo server is ACTIVE")
+    parser.add_argument("--host", default=None,
+                        help="the compute host of the server (booted there "
+                             "by the admin if missing); the server is then "
+                             "demo-HOST unless --server says")
+    parser.add_argument("--server", default=None,
+                        help="the server to walk on (default: demo)")
     parser.add_argument("--no-trace", action="store_true",
                         help="do not trace the attach and the detach")
     args = parser.parse_args(argv)
     cloud = (Cloud.noauth() if args.noauth
              else Cloud.from_clouds_yaml(args.cloud))
-    server = ensure_server(cloud, args.image, args.flavor)
+    name, creator = args.server or DEMO_SERVER, None
+    if args.host:
+        name = args.server or "%s-%s" % (DEMO_SERVER, args.host)
+        # The admin picks the host (2.74) for a server of the demo project.
+        creator = (Cloud.noauth(user="admin") if args.noauth else
+                   Cloud.from_clouds_yaml("ministack-admin", project="demo"))
+    server = ensure_server(cloud, args.image, args.flavor, name=name,
+                           host=args.host, creator=creator)
     if args.ensure_server:
         say("server %s (%s) is ACTIVE" % (server["name"], server["id"]))
         return 0
-    ledgers = Ledgers(nova_db_url())
+    ledgers = Ledgers.of_server(nova_db_url(), server["id"])
     heading("The attach journey on server %r" % server["name"])
     start = time.monotonic()
     tracing = (journey_trace.Tracing(off="--no-trace") if args.no_trace

@@ -75,10 +75,15 @@ class Cloud:
                                   "Content-Type": "application/json"})
 
     @classmethod
-    def from_clouds_yaml(cls, name, path="/etc/openstack/clouds.yaml"):
+    def from_clouds_yaml(cls, name, path="/etc/openstack/clouds.yaml",
+                         project=None):
+        """A token of cloud ``name``'s user, scoped to its project or to
+        ``project`` (the admin is an admin of the demo project too)."""
         with open(path) as handle:
             cloud = yaml.safe_load(handle)["clouds"][name]
-        auth = cloud["auth"]
+        auth = dict(cloud["auth"])
+        if project:
+            auth["project_name"] = project
         region = cloud.get("region_name")
         body = {"auth": {
             "identity": {"methods": ["password"], "password": {"user": {
@@ -105,9 +110,11 @@ class Cloud:
                    resp.headers["X-Subject-Token"])
 
     @classmethod
-    def noauth(cls, project="demo", user="demo"):
-        return cls("http://127.0.0.1:8774/v2.1",
-                   "http://127.0.0.1:8776/v3/%s" % project,
+    def noauth(cls, project="demo", user="demo",
+               conf="/etc/ministack/miniapi.conf"):
+        host = _ini(conf).get("api", "listen", fallback="127.0.0.1")
+        return cls("http://%s:8774/v2.1" % host,
+                   "http://%s:8776/v3/%s" % (host, project),
                    "%s:%s" % (user, project))
 
     def compute(self, method, path, body=None, version="2.89",
@@ -146,11 +153,32 @@ def wait(what, probe, timeout=180):
 class Ledgers:
     """The operator's views: nova DB, virsh, and the guest agent."""
 
-    def __init__(self, nova_db_url, libvirt_uri="qemu:///system"):
+    def __init__(self, nova_db_url, libvirt_uri="qemu:///system",
+                 host=None):
         self.url = nova_db_url
         self.engine = sa.create_engine(nova_db_url)
         self.libvirt_uri = libvirt_uri
+        self.host = host
         self._conn = None
+
+    @classmethod
+    def of_server(cls, nova_db_url, instance_uuid):
+        """The ledgers of a server's compute host: its libvirtd is the
+        one that host's minicompute config names (minicompute.hosts)."""
+        from minicompute import hosts
+        ledgers = cls(nova_db_url)
+        with ledgers.engine.connect() as conn:
+            ledgers.host = conn.execute(sa.text(
+                "SELECT host FROM instances WHERE uuid=:u"),
+                {"u": instance_uuid}).scalar()
+        ledgers.libvirt_uri = hosts.libvirt_uri(ledgers.host)
+        return ledgers
+
+    def virsh_command(self, args):
+        """``virsh ARGS`` as an operator types it for this host."""
+        if self.libvirt_uri == "qemu:///system":
+            return "virsh %s" % args
+        return "virsh -c '%s' %s" % (self.libvirt_uri, args)
 
     def domain_name(self, instance_uuid, template="instance-%08x"):
         """The libvirt domain of a server: the name template over its id."""
