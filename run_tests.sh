@@ -8,6 +8,9 @@
 #                             # as typed (tests/quickstart): ./lab.sh
 #                             # again, unstack/clean then ./lab.sh, every
 #                             # command block of the docs
+#   ./run_tests.sh multinode  # COMPUTE_HOSTS=2 ./lab.sh, then the tests
+#                             # of two compute hosts (tests/multinode);
+#                             # the lab keeps two hosts afterwards
 #   ./run_tests.sh fuzz       # the fuzz tier (tests/fuzz/README.md)
 #   ./run_tests.sh upstream-tempest  # upstream tempest, unmodified
 #                             # (tools/upstream-tempest)
@@ -27,11 +30,13 @@ export MINISTACK_SHARED_FAULTS=${MINISTACK_SHARED_FAULTS:-1}
 # A missing lab is a failure, not a skip, when the lab was just brought up.
 export MINISTACK_REQUIRE_LAB=${MINISTACK_REQUIRE_LAB:-1}
 tiers=("$@")
-[ ${#tiers[@]} -gt 0 ] || tiers=(lint unit quickstart functional tempest security fuzz upstream-tempest)
+# The single-host tiers first; multinode turns the lab into two hosts,
+# which upstream tempest then runs on (min_compute_nodes = 2).
+[ ${#tiers[@]} -gt 0 ] || tiers=(lint unit quickstart functional tempest security fuzz multinode upstream-tempest)
 
 needs_lab=0 quickstart=0
 for tier in "${tiers[@]}"; do
-    case $tier in quickstart|functional|tempest|security|fuzz|upstream-tempest) needs_lab=1 ;; esac
+    case $tier in quickstart|functional|tempest|security|fuzz|multinode|upstream-tempest) needs_lab=1 ;; esac
     [ "$tier" = quickstart ] && quickstart=1
 done
 
@@ -78,7 +83,8 @@ for tier in "${tiers[@]}"; do
         tempest)    run_tier tempest-style tests/tempest_style yes ;;
         security)   run_tier security tests/security ;;
         fuzz)       run_tier fuzz tests/fuzz ;;
+        multinode)  run_tier multinode tests/multinode ;;
         upstream-tempest) tools/upstream-tempest ;;
-        *) echo "unknown tier $tier (lint, unit, quickstart, functional, tempest, security, fuzz, upstream-tempest)" >&2; exit 2 ;;
+        *) echo "unknown tier $tier (lint, unit, quickstart, functional, tempest, security, fuzz, multinode, upstream-tempest)" >&2; exit 2 ;;
     esac
 done

@@ -16,6 +16,10 @@ a test"):
   page says. The ``./run_tests.sh`` lines are run-by this file: it
   checks below that ``.ci/run`` runs ``./run_tests.sh`` and that each
   tier the docs name is one run_tests.sh accepts.
+* ``<!-- run-in: TIER -->``: the block needs the lab another tier
+  deploys (``multinode``: two compute hosts); that tier's doc-block test
+  runs it (tests/multinode/test_doc_blocks.py), this one checks the tier
+  exists.
 * ``<!-- block: NAME -->`` names a block, so its output can be checked
   too (``EXPECTED``).
 * ``text`` and ``ini`` blocks are output and configs: never run.
@@ -31,12 +35,10 @@ import shutil
 import pytest
 
 from tests.support import login_shell
+from tests.support.doc_blocks import INFO_STRINGS, REPO, bash_blocks, blocks
+from tests.support.doc_blocks import pages
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HERE = os.path.relpath(os.path.abspath(__file__), REPO)
-FENCE = re.compile(r"^```(.*)$")
-MARK = re.compile(r"^<!--\s*(run-by|block):\s*(\S+)\s*-->\s*$")
-INFO_STRINGS = ("bash", "text", "ini", "python", "json", "yaml")
 BLOCK_TIMEOUT = 900
 
 # ``./run_tests.sh`` as README and docs/testing.md show it, one line per
@@ -50,6 +52,7 @@ RUN_TESTS_LINES = (
     "./run_tests.sh tempest",
     "./run_tests.sh security",
     "./run_tests.sh fuzz",
+    "./run_tests.sh multinode",
     "./run_tests.sh upstream-tempest",
 )
 
@@ -72,74 +75,15 @@ EXPECTED = {
 }
 
 
-class Block:
-    """One fenced block of a page."""
-
-    def __init__(self, page, line, info, text, marks):
-        self.page = page
-        self.line = line            # the fence's line number, from 1
-        self.info = info
-        self.text = text
-        self.name = marks.get("block")
-        self.run_by = marks.get("run-by")
-        self.index = None           # set per page, bash blocks only
-
-    @property
-    def id(self):
-        return "%s:%s" % (self.page, self.name or self.index)
-
-    def commands(self):
-        """The block's lines as typed, without blank and comment lines."""
-        return [line.rstrip() for line in self.text.splitlines()
-                if line.strip() and not line.lstrip().startswith("#")]
-
-
-def pages():
-    docs = os.path.join(REPO, "docs")
-    return ["README.md"] + sorted(
-        "docs/" + name for name in os.listdir(docs) if name.endswith(".md"))
-
-
-def blocks(page):
-    """The fenced blocks of ``page``, with the marks just above each."""
-    with open(os.path.join(REPO, page)) as handle:
-        lines = handle.read().splitlines()
-    found, i = [], 0
-    while i < len(lines):
-        fence = FENCE.match(lines[i])
-        if not fence:
-            i += 1
-            continue
-        marks, j = {}, i - 1
-        while j >= 0 and MARK.match(lines[j]):
-            kind, value = MARK.match(lines[j]).groups()
-            marks.setdefault(kind, value)
-            j -= 1
-        end = i + 1
-        while end < len(lines) and lines[end].rstrip() != "```":
-            end += 1
-        assert end < len(lines), "%s:%d: fence never closed" % (page, i + 1)
-        found.append(Block(page, i + 1, fence.group(1).strip(),
-                           "\n".join(lines[i + 1:end]) + "\n", marks))
-        i = end + 1
-    index = 0
-    for block in found:
-        if block.info == "bash":
-            index += 1
-            block.index = index
-    return found
-
-
-def bash_blocks():
-    return [block for page in pages() for block in blocks(page)
-            if block.info == "bash"]
-
-
 def _params(selected):
     return [pytest.param(block, id=block.id) for block in selected]
 
 
-RUNNABLE = [block for block in bash_blocks() if not block.run_by]
+RUNNABLE = [block for block in bash_blocks()
+            if not block.run_by and not block.run_in]
+# Blocks that need another tier's lab (run-in: TIER), run by that tier.
+RUN_IN = [block for block in bash_blocks() if block.run_in]
+RUN_IN_TESTS = {"multinode": "tests/multinode/test_doc_blocks.py"}
 RUN_BY = [block for block in bash_blocks() if block.run_by]
 
 
@@ -158,6 +102,14 @@ def test_every_fence_says_what_it_holds():
     named = {(block.page, block.name) for block in bash_blocks()}
     assert set(EXPECTED) <= named, set(EXPECTED) - named
     assert len(RUNNABLE) >= 8 and len(RUN_BY) >= 4
+
+
+@pytest.mark.parametrize("block", _params(RUN_IN))
+def test_run_in_names_a_tier_that_runs_its_blocks(block):
+    assert block.run_in in RUN_IN_TESTS, "%s: no tier %r runs blocks" % (
+        block.id, block.run_in)
+    assert block.run_in in _run_tests_tiers(), block.run_in
+    assert os.path.isfile(os.path.join(REPO, RUN_IN_TESTS[block.run_in]))
 
 
 @pytest.mark.parametrize("block", _params(RUN_BY))
