@@ -28,7 +28,7 @@ then ``keystonecontext`` (``NovaKeystoneContext``,
   (too long, or not printable ASCII): it gets auth_token's 401 without
   a trip to keystone. Passed on, a 20000-byte token overflows keystone's
   header limit and auth_token answers 503 "Keystone unavailable" to a
-  client error (a ministack deviation, README).
+  client error (a ministack deviation, docs/deviations.md).
 
 ``ministack.wsgi.ContextMiddleware`` wires them together.
 """
