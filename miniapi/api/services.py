@@ -4,7 +4,9 @@
 ``[api] service_down_time``. From 2.53 a service is addressed by UUID and
 ``PUT /os-services/{uuid}`` enables, disables or forces it down (forced
 down services are treated as down at once: attach/detach/stop/start on
-their servers answer 409). Admin only, as upstream's default policy.
+their servers answer 409) and ``DELETE`` removes a retired host's service
+and compute nodes (refused while it hosts instances). Admin only, as
+upstream's default policy.
 """
 
 import flask
@@ -84,3 +86,24 @@ def update(service_id, body):
     return flask.jsonify({"service": views.service(
         row, db_api.service_is_up(row, _down_time()),
         microversion.current())})
+
+
+@bp.delete("/os-services/<service_id>")
+def delete(service_id):
+    """DELETE: the service (by UUID from 2.53, by id before), 204."""
+    ctxt = common.context()
+    _require_admin(ctxt, "os_compute_api:os-services:delete")
+    if microversion.at_least("2.53"):
+        if not uuidutils.is_uuid_like(service_id):
+            raise ms_exception.Invalid(
+                message="Invalid uuid %s" % service_id)
+        service_uuid = service_id
+    else:
+        found = [r for r in db_api.service_get_all(ctxt)
+                 if str(r.id) == service_id]
+        if not found:
+            raise ms_exception.NotFound(
+                message="Service %s could not be found." % service_id)
+        service_uuid = found[0].uuid
+    db_api.service_destroy(ctxt, service_uuid)
+    return "", 204

@@ -48,8 +48,8 @@ from minicompute.db.instances import (  # noqa: F401 (re-exported)
     instance_get_including_deleted, instance_update)
 from minicompute.db.rows import to_dict  # noqa: F401 (re-exported)
 from minicompute.db.services import (  # noqa: F401 (re-exported)
-    service_get_all, service_get_by_host_and_binary, service_heartbeat,
-    service_is_up, service_liveness, service_update)
+    service_destroy, service_get_all, service_get_by_host_and_binary,
+    service_heartbeat, service_is_up, service_liveness, service_update)
 
 
 def configure(engine):

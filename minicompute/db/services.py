@@ -110,3 +110,34 @@ def service_update(ctxt, service_uuid, values):
             setattr(service, key, value)
         service.updated_at = db.utcnow()
     return service
+
+
+def service_destroy(ctxt, service_uuid, binary="nova-compute"):
+    """Soft-delete the live service ``service_uuid`` and, for a compute
+    service, its host's compute nodes (``DELETE /os-services/{id}``: a
+    host retired, e.g. a subnode taken away).
+
+    :raises ministack.exception.NotFound: no such service.
+    :raises ministack.exception.Conflict: the host still has instances
+        (upstream: migrate or delete them first).
+    """
+    now = db.utcnow()
+    with _scope() as session:
+        service = session.query(models.Service).filter_by(
+            uuid=service_uuid, deleted=0).one_or_none()
+        if service is None:
+            raise ms_exception.NotFound(
+                message="Service %s could not be found." % service_uuid)
+        if service.binary == binary:
+            hosting = session.query(models.Instance.id).filter_by(
+                host=service.host, deleted=0).first()
+            if hosting is not None:
+                raise ms_exception.Conflict(
+                    message="Unable to delete compute service that is "
+                            "hosting instances. Migrate or delete the "
+                            "instances first.")
+            for node in session.query(models.ComputeNode).filter_by(
+                    host=service.host, deleted=0):
+                node.deleted, node.deleted_at = node.id, now
+        service.deleted, service.deleted_at = service.id, now
+    return service

@@ -75,3 +75,52 @@ def test_instance_actions(api, make_server, volumes, admin_ctxt):
         "instanceActions"][0]["action"] == "attach_volume"
     assert api.get(url + "?bogus=1", version="2.58")[0] == 400
     assert api.get(url + "?marker=req-nope", version="2.58")[0] == 400
+
+
+def _service_of(api, host):
+    _, body, _ = api.get("/v2.1/os-services?binary=nova-compute",
+                         version="2.53")
+    return {s["host"]: s for s in body["services"]}.get(host)
+
+
+def test_delete_a_retired_hosts_service_and_node(api, compute, compute2,
+                                                 admin_ctxt):
+    """``openstack compute service delete``: host2 (a subnode taken away)
+    goes from os-services and os-hypervisors; host1 stays."""
+    service = _service_of(api, "host2")
+    status, _, _ = api.delete("/v2.1/os-services/%s" % service["id"],
+                              version="2.53")
+    assert status == 204
+    assert _service_of(api, "host2") is None
+    assert _service_of(api, "host1")["state"] == "up"
+    _, body, _ = api.get("/v2.1/os-hypervisors", version="2.53")
+    assert [h["hypervisor_hostname"] for h in body["hypervisors"]] == \
+        ["host1"]
+    assert api.delete("/v2.1/os-services/%s" % service["id"],
+                      version="2.53")[0] == 404
+
+
+def test_delete_a_service_by_id_before_2_53_and_bad_ids(api, compute,
+                                                       compute2):
+    ids = {s["host"]: s["id"] for s in api.get(
+        "/v2.1/os-services", version="2.52")[1]["services"]}
+    assert api.delete("/v2.1/os-services/%s" % ids["host2"],
+                      version="2.52")[0] == 204
+    assert api.delete("/v2.1/os-services/999999", version="2.52")[0] == 404
+    status, body, _ = api.delete("/v2.1/os-services/not-a-uuid",
+                                 version="2.53")
+    assert status == 400, body
+    assert api.delete("/v2.1/os-services/%s" % ids["host1"],
+                      token="u1:p1")[0] == 403
+
+
+def test_a_host_with_instances_cannot_be_deleted(api, compute, make_server):
+    make_server()
+    service = _service_of(api, "host1")
+    status, body, _ = api.delete("/v2.1/os-services/%s" % service["id"],
+                                 version="2.53")
+    assert status == 409, body
+    assert body["conflictingRequest"]["message"] == (
+        "Unable to delete compute service that is hosting instances. "
+        "Migrate or delete the instances first.")
+    assert _service_of(api, "host1")["state"] == "up"
