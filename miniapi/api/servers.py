@@ -150,7 +150,8 @@ def create(body):
         ctxt, server["name"], str(server["flavorRef"]), image_ref=image_ref,
         description=server.get("description"),
         hostname=server.get("hostname"),
-        admin_pass=server.get("adminPass"), **destination)
+        admin_pass=server.get("adminPass"),
+        scheduler_hints=_scheduler_hints(body), **destination)
     response = flask.jsonify(views.create_response(instance, admin_pass))
     response.status_code = 202
     response.headers["Location"] = common.resource_url("servers",
@@ -190,6 +191,15 @@ def _destination(ctxt, server):
     return {"availability_zone": zone, "forced_host": forced_host,
             "forced_node": forced_node, "requested_host": requested_host,
             "requested_node": requested_node}
+
+
+def _scheduler_hints(body):
+    """The request's hints, as nova's controller reads them:
+    ``os:scheduler_hints`` when given (even empty), else
+    ``OS-SCH-HNT:scheduler_hints``; the same at every microversion."""
+    if "os:scheduler_hints" in body:
+        return body["os:scheduler_hints"]
+    return body.get("OS-SCH-HNT:scheduler_hints", {})
 
 
 def _image_ref(server):

@@ -18,6 +18,13 @@ itself, from the nodes the hosts reported (``compute_nodes``):
   ``service_down_time``, not forced down) and enabled: nova's
   ComputeFilter (and placement's ``COMPUTE_STATUS_DISABLED`` pre-filter,
   which applies to forced hosts too);
+* the scheduler hints ``same_host`` and ``different_host`` (a server id
+  or a list of them): nova's SameHostFilter keeps the hosts that have
+  one of the servers, DifferentHostFilter the hosts that have none; a
+  server is on a host when it is live with that host (any project,
+  any state, as the scheduler's host state counts instances); an
+  unknown id is on no host. An empty value asks for nothing. A forced
+  host skips them, as upstream skips every filter for one;
 * the weigher: fewest live instances on the host, then the host name.
 
 No node left is nova's NoValidHost: the server is created in ERROR with
@@ -73,11 +80,55 @@ def validate_host_or_node(ctxt, host, node):
         raise exception.ComputeHostNotFound(host=host or node)
 
 
-def select_destination(ctxt, down_time, host=None, node=None):
+def get_hint(hints, name):
+    """nova's ``RequestSpec.get_scheduler_hint``: the hint's value, a
+    one-item list as its item (None when absent)."""
+    value = (hints or {}).get(name)
+    if isinstance(value, list) and len(value) == 1:
+        return value[0]
+    return value
+
+
+def check_group_hint(hints):
+    """The ``group`` hint names a server group, and ministack has none
+    (no ``/os-server-groups``): nova's ``InstanceGroup.get_by_uuid``
+    finds nothing, and the create is its InstanceGroupNotFound, a 400.
+
+    :raises Invalid: a ``group`` hint.
+    """
+    group = (hints or {}).get("group")
+    if group:
+        raise ms_exception.Invalid(
+            message="Instance group %s could not be found." % group)
+
+
+def _overlap(host_instances, uuids):
+    """nova's ``instance_uuids_overlap``."""
+    if isinstance(uuids, str):
+        uuids = [uuids]
+    return bool(host_instances.intersection(uuids))
+
+
+def _hints_pass(host_instances, hints):
+    """SameHostFilter and DifferentHostFilter for one host."""
+    same = get_hint(hints, "same_host")
+    if same and not _overlap(host_instances, same):
+        return False
+    different = get_hint(hints, "different_host")
+    return not (different and _overlap(host_instances, different))
+
+
+def select_destination(ctxt, down_time, host=None, node=None, hints=None,
+                       forced=False):
     """The compute node a new server goes to, or None (no valid host).
 
     :param host: only nodes of this host (requested or forced).
     :param node: only the node of this name (requested or forced).
+    :param hints: the request's scheduler hints (``same_host``,
+        ``different_host`` are honoured; others ignored, as upstream
+        ignores the hints of filters it does not run).
+    :param forced: host/node are forced (``nova:HOST``): the hints'
+        filters are skipped.
     """
     admin = ms_context.get_admin_context()
     services = {s.host: s for s in
@@ -85,13 +136,19 @@ def select_destination(ctxt, down_time, host=None, node=None):
     nodes = [n for n in db_api.compute_node_get_all(
         admin, host=host, hypervisor_hostname=node)
         if _passes(services.get(n.host), down_time)]
+    # Each host's live instances (uuids): the hints' filters and the
+    # weigher read them, as upstream's HostState.instances.
+    instances = {h: {i.uuid for i in db_api.instance_get_all(
+        admin, {"host": h, "all_tenants": True})}
+        for h in {n.host for n in nodes}}
+    if not forced:
+        nodes = [n for n in nodes if _hints_pass(instances[n.host], hints)]
     if not nodes:
         return None
 
     def weight(compute_node):
-        load = len(db_api.instance_get_all(
-            admin, {"host": compute_node.host, "all_tenants": True}))
-        return load, compute_node.host, compute_node.hypervisor_hostname
+        return (len(instances[compute_node.host]), compute_node.host,
+                compute_node.hypervisor_hostname)
     return min(nodes, key=weight)
 
 

@@ -60,7 +60,8 @@ class ServerOperations:
     def create(self, ctxt, name, flavor_ref, image_ref=None,
                description=None, hostname=None, availability_zone=None,
                admin_pass=None, forced_host=None, forced_node=None,
-               requested_host=None, requested_node=None):
+               requested_host=None, requested_node=None,
+               scheduler_hints=None):
         """Write the instance, record ``create`` and cast the build.
 
         With no compute node to go to (none up and enabled, or none on
@@ -73,9 +74,12 @@ class ServerOperations:
             (``scheduler.parse_availability_zone``); only ``nova``, the
             one zone, unless a host is forced (nova does not check the
             zone then).
+        :param scheduler_hints: the request's ``os:scheduler_hints``
+            (``same_host``, ``different_host``: see
+            ``scheduler.select_destination``).
         :returns: (instance row, admin password).
         :raises Invalid: unknown flavor or image, unusable zone, unknown
-            requested host or node (400).
+            requested host or node, a server group hint (400).
         """
         try:
             flavor = db_api.flavor_get(ctxt, flavor_ref)
@@ -98,9 +102,11 @@ class ServerOperations:
             except exception.ComputeHostNotFound as exc:
                 raise ms_exception.Invalid(message=exc.format_message()) \
                     from exc
+        scheduler.check_group_hint(scheduler_hints)
         node = scheduler.select_destination(
             ctxt, self.down_time, host=forced_host or requested_host,
-            node=forced_node or requested_node)
+            node=forced_node or requested_node, hints=scheduler_hints,
+            forced=bool(forced_host or forced_node))
         host = node.host if node is not None else None
         flavor_dict = flavor_primitive(
             flavor, flavors_db.extra_specs_get(ctxt, flavor))
@@ -135,10 +141,12 @@ class ServerOperations:
         db_api.action_start(ctxt, instance.uuid, instance_actions.CREATE)
         admin_pass = admin_pass or secrets.token_urlsafe(9)
         if host is None:
-            LOG.warning("No valid host for server %s (host %s, node %s "
-                        "asked for)", instance.uuid,
+            LOG.warning("No valid host for server %s (host %s, node %s, "
+                        "hints %s asked for)", instance.uuid,
                         forced_host or requested_host,
-                        forced_node or requested_node)
+                        forced_node or requested_node,
+                        {k: v for k, v in (scheduler_hints or {}).items()
+                         if k in ("same_host", "different_host")})
             return instance, admin_pass
         try:
             self.compute_rpcapi.build_and_run_instance(

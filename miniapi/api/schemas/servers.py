@@ -48,6 +48,30 @@ _NETWORKS = {
     ],
 }
 
+# nova's ``_hints``, the same at every microversion. ``same_host`` takes
+# any string (``items`` applies to a list only), ``different_host`` a
+# UUID string; the items of either list must be UUIDs. Any other hint
+# passes, as upstream: one that no scheduler filter reads is ignored.
+_HINTS = {
+    "type": "object",
+    "properties": {
+        "group": types.uuid,
+        "different_host": {"oneOf": [types.uuid,
+                                     {"type": "array",
+                                      "items": types.uuid}]},
+        "same_host": {"type": ["string", "array"], "items": types.uuid},
+        "query": {"type": ["string", "object"]},
+        "target_cell": types.name,
+        "different_cell": {"type": ["string", "array"],
+                           "items": {"type": "string"}},
+        "build_near_host_ip": {"type": "string",
+                               "oneOf": [{"format": "ipv4"},
+                                         {"format": "ipv6"}]},
+        "cidr": {"type": "string", "pattern": "^/[0-9a-f.:]+$"},
+    },
+    "additionalProperties": True,
+}
+
 _CREATE = {
     "name": types.name,
     "imageRef": {"type": "string", "maxLength": 255},
@@ -95,8 +119,8 @@ def create(version):
             "server": {"type": "object", "properties": props,
                        "required": ["name", "flavorRef"],
                        "additionalProperties": False},
-            "os:scheduler_hints": {"type": "object"},
-            "OS-SCH-HNT:scheduler_hints": {"type": "object"},
+            "os:scheduler_hints": copy.deepcopy(_HINTS),
+            "OS-SCH-HNT:scheduler_hints": copy.deepcopy(_HINTS),
         },
         "required": ["server"],
         "additionalProperties": False,
