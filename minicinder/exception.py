@@ -191,6 +191,19 @@ class VolumeBackendError(base.MinistackException):
     code = 500
 
 
+class VolumeCannotExtendInPlace(VolumeBackendError):
+    """The backend has no room to grow an attached volume where it is
+    (upstream's scheduler answers "No valid backend" for that)."""
+    msg_fmt = ("Volume %(volume_id)s cannot grow to %(new_size)s GiB "
+               "while attached: %(reason)s")
+
+
+class TargetUpdateFailed(VolumeBackendError):
+    """The volume grew but its export still serves the old size
+    (upstream's TargetUpdateFailed: logged, the extend stands)."""
+    msg_fmt = "Failed to update target for volume %(volume_id)s: %(reason)s"
+
+
 class ComputeAPIUnavailable(base.MinistackException):
     msg_fmt = "Nova could not be asked: %(reason)s"
     code = 503

@@ -60,6 +60,7 @@ class CinderService(service.Service):
         self.service_record = service_record.ServiceRecord(database, conf)
         self.service_record.register()
         compute = compute if compute is not None else nova.API(conf)
+        self.manager.compute = compute
         # osprofiler's entry span (minicinder logs its own requests).
         self.app = trace_middleware.TraceMiddleware(api_app.create_app(
             conf,

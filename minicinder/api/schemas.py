@@ -144,6 +144,12 @@ volume_actions = {
     "os-extend": {
         "type": "object", "properties": {"new_size": volume_size},
         "required": ["new_size"], "additionalProperties": False},
+    # 3.71 (nova's answer to a volume-extended event the backend
+    # waits for: upstream's admin_actions.extend_volume_completion)
+    "os-extend_volume_completion": {
+        "type": "object",
+        "properties": {"error": {"type": ["string", "null", "boolean"]}},
+        "additionalProperties": False},
     "os-retype": {
         "type": "object",
         "properties": {"new_type": {"type": "string", "minLength": 1,

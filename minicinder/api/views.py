@@ -118,9 +118,27 @@ def volume_detail(volume, ctx, version, extended=True):
     if ctx.is_admin and version.matches(mv.VOLUME_DETAIL_PROVIDER_ID):
         view["provider_id"] = volume.provider_id
     if version.matches(mv.VOLUME_SHARED_TARGETS_AND_SERVICE_FIELDS):
-        view["shared_targets"] = bool(volume.shared_targets)
+        view["shared_targets"] = _shared_targets(volume, version)
         view["service_uuid"] = volume.service_uuid
+    if ctx.is_admin and version.matches(mv.VOLUME_CLUSTER_NAME):
+        view["cluster_name"] = volume.cluster_name
+    if version.matches(mv.VOLUME_TYPE_ID_IN_VOLUME_DETAIL):
+        view["volume_type_id"] = volume.volume_type_id
+    if version.matches(mv.ENCRYPTION_KEY_ID_IN_DETAILS) and \
+            volume.encryption_key_id:
+        view["encryption_key_id"] = volume.encryption_key_id
+    if version.matches(mv.USE_QUOTA):
+        view["consumes_quota"] = bool(volume.use_quota)
     return view
+
+
+def _shared_targets(volume, version):
+    """A tristate from 3.69 (null: lock whatever the initiator); before,
+    upstream shows an unknown (null) value as true."""
+    shared = volume.shared_targets
+    if shared is None:
+        return None if version.matches(mv.SHARED_TARGETS_TRISTATE) else True
+    return bool(shared)
 
 
 def volume_list(volumes, ctx, version, detail, limit=None):
@@ -129,6 +147,11 @@ def volume_list(volumes, ctx, version, detail, limit=None):
     body = {"volumes": [render(v) for v in volumes]}
     _next_link(body, "volumes", volumes, limit, detail)
     return body
+
+
+def next_link(body, collection, items, limit):
+    """``<collection>_links`` (a ``next`` link) when a page is full."""
+    _next_link(body, collection, items, limit, True)
 
 
 def _next_link(body, collection, items, limit, detail):

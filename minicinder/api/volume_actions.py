@@ -11,6 +11,7 @@ import flask
 
 from minicinder import exception
 from minicinder.api import common
+from minicinder.api import microversions as mv
 from minicinder.api import schemas
 from minicinder.api import validation
 from minicinder.volume import api as volume_api
@@ -87,7 +88,17 @@ def _extend(svc, ctx, volume_id, args):
         raise exception.InvalidInput(
             reason="New size for extend must be an integer of at most %s."
             % schemas.volume_size["maximum"])
-    svc.volumes.extend(ctx, volume_id, int(digits))
+    # 3.42: an in-use volume grows too (nova is told to resize the disk
+    # in the guest); below it only an available one.
+    svc.volumes.extend(ctx, volume_id, int(digits),
+                       attached=common.version().matches(
+                           mv.VOLUME_EXTEND_INUSE))
+
+
+def _extend_volume_completion(svc, ctx, volume_id, args):
+    svc.volumes.extend_volume_completion(
+        ctx, volume_id, validation.boolean((args or {}).get("error") or
+                                           False, "error"))
 
 
 def _retype(svc, ctx, volume_id, args):
@@ -131,6 +142,7 @@ HANDLERS = {
     "os-reset_status": _reset_status,
     "os-force_delete": _force_delete,
     "os-extend": _extend,
+    "os-extend_volume_completion": _extend_volume_completion,
     "os-retype": _retype,
     "os-set_bootable": _set_bootable,
     "os-update_readonly_flag": _update_readonly_flag,
@@ -138,6 +150,8 @@ HANDLERS = {
     "os-show_image_metadata": _show_image_metadata,
     "os-unset_image_metadata": _unset_image_metadata,
 }
+# Actions that exist only from a microversion on.
+MIN_VERSIONS = {"os-extend_volume_completion": mv.EXTEND_VOLUME_COMPLETION}
 # Status of an action answered without a body (202 unless named).
 EMPTY_STATUS = {"os-set_bootable": 200, "os-unset_image_metadata": 200}
 
@@ -150,7 +164,9 @@ def action(volume_id):
         volume_id=v))
     data = validation.body(_envelope, common.max_body())
     (name, args), = data.items()
-    if name not in HANDLERS:
+    if name not in HANDLERS or (name in MIN_VERSIONS and not
+                                common.version().matches(
+                                    MIN_VERSIONS[name])):
         raise exception.InvalidInput(
             reason="There is no such action: %s" % name)
     validation.validate(args, schemas.volume_actions[name])

@@ -4,6 +4,7 @@ and the 3.12 summary."""
 import ast
 
 import flask
+from oslo_utils import timeutils
 
 from minicinder import exception
 from minicinder.api import common
@@ -20,6 +21,9 @@ bp = flask.Blueprint("volumes", __name__, url_prefix="/v3/<project_id>")
 LIST_PARAMS = ("name", "status", "all_tenants", "project_id", "bootable",
                "availability_zone", "metadata", "limit", "marker", "sort",
                "sort_key", "sort_dir", "with_count")
+# 3.60: time comparisons; 3.65: the consumes_quota filter.
+TIME_FILTERS = ("created_at", "updated_at")
+TIME_OPERATORS = ("gt", "gte", "eq", "neq", "lt", "lte")
 SORT_KEYS = {"created_at": "created_at", "updated_at": "updated_at",
              "id": "id", "name": "display_name", "status": "status",
              "size": "size"}
@@ -111,7 +115,8 @@ def _size(value):
 def _list(detail):
     svc = common.services()
     ctx = _ctx()
-    params = validation.query(LIST_PARAMS)
+    params = validation.query(_list_params())
+    _version_filters(params)
     page = validation.paging(params)
     # A non-admin's all_tenants is ignored, as upstream: it lists its
     # own project's volumes.
@@ -137,6 +142,49 @@ def _list(detail):
     if with_count:
         body["count"] = len(svc.volumes.get_all(ctx, params, all_tenants))
     return flask.jsonify(body)
+
+
+def _list_params(base=LIST_PARAMS):
+    version = common.version()
+    extra = TIME_FILTERS if version.matches(
+        mv.VOLUME_TIME_COMPARISON_FILTER) else ()
+    if version.matches(mv.USE_QUOTA) and base is LIST_PARAMS:
+        extra += ("consumes_quota",)
+    return base + extra
+
+
+def _version_filters(params):
+    """Parse the 3.60 time and 3.65 consumes_quota filters in place."""
+    for key in TIME_FILTERS:
+        if key in params:
+            params[key] = _time_filter(key, params[key])
+    if "consumes_quota" in params:
+        params["consumes_quota"] = validation.boolean(
+            params["consumes_quota"], "consumes_quota")
+
+
+def _time_filter(key, text):
+    """``gte:2026-01-01T00:00:00[,lt:...]`` as ``{operator: naive UTC}``,
+    as upstream's ``_handle_time_comparison_filters`` reads it.
+
+    :raises InvalidInput: an unknown operator or a time that is not ISO
+        8601 (400).
+    """
+    comparisons = {}
+    for unit in text.split(","):
+        operator, sep, when = unit.partition(":")
+        if not sep:
+            raise exception.InvalidInput(reason="Invalid %s value" % key)
+        if operator not in TIME_OPERATORS:
+            raise exception.InvalidInput(
+                reason="Invalid %s operator" % json_text.shown(operator))
+        try:
+            parsed = timeutils.normalize_time(timeutils.parse_isotime(when))
+        except ValueError:
+            raise exception.InvalidInput(
+                reason="Invalid %s value" % json_text.shown(when)) from None
+        comparisons[operator] = parsed
+    return comparisons
 
 
 def _metadata_filter(text):
@@ -190,11 +238,12 @@ def summary():
     """Count, total size and (3.36+) the metadata of the volumes."""
     common.require_version(mv.VOLUME_SUMMARY)
     ctx = _ctx()
-    params = validation.query(("all_tenants",))
-    all_tenants = validation.boolean(params.get("all_tenants", False),
+    params = validation.query(_list_params(("all_tenants",)))
+    _version_filters(params)
+    all_tenants = validation.boolean(params.pop("all_tenants", False),
                                      "all_tenants")
     count, size, metadata = common.services().volumes.summary(
-        ctx, all_tenants)
+        ctx, all_tenants, params)
     body = {"total_size": size, "total_count": count}
     if common.version().matches(mv.VOLUME_SUMMARY_METADATA):
         body["metadata"] = metadata

@@ -15,6 +15,14 @@ failure is raised as :class:`~minicinder.exception.ComputeAPIUnavailable`
 so the caller can fail closed; requests' exceptions never leave this
 module.
 
+It also tells Nova one thing: *this volume grew* (3.42's extend of an
+in-use volume), with upstream's ``volume-extended`` server external event
+(``POST /os-server-external-events`` at compute 2.51, the volume id as the
+event's tag), sent as a service: the cinder service account's token, also
+as the service token (upstream sends it with its privileged ``[nova]``
+credentials and its service token; nova's policy wants the ``service``
+role or an admin).
+
 Plain HTTP with ``requests``: one GET does not justify novaclient, and the
 identity sent is a policy decision made here (see ``API._headers``).
 """
@@ -22,14 +30,19 @@ identity sent is a policy decision made here (see ``API._headers``).
 import logging
 import urllib.parse
 
+from keystoneauth1 import exceptions as ks_exceptions
+from keystoneauth1 import session as ks_session
 import requests
 
 from minicinder import exception
+from ministack.identity import client as identity_client
 
 LOG = logging.getLogger(__name__)
 
 # 2.89 added attachment_id (and bdm_uuid) to the attachment GET.
 MICROVERSION = "2.89"
+# 2.51 added the volume-extended event.
+EVENTS_MICROVERSION = "2.51"
 
 
 class API:
@@ -43,6 +56,7 @@ class API:
     """
 
     def __init__(self, conf, session=None):
+        self.conf = conf
         self.endpoint = (conf.nova.endpoint or "").rstrip("/")
         self.timeout = conf.nova.timeout
         self.keystone = conf.auth_strategy == "keystone"
@@ -115,3 +129,79 @@ class API:
                        "answer (compute microversion %s needed)"
                        % (url, MICROVERSION)) from exc
         return attachment_id
+
+    def _service_headers(self, ctxt):
+        """Who tells Nova: the cinder service itself.
+
+        With keystone, the ``[service_user]`` account's token (keystoneauth
+        caches it), as the user token and as the service token; with
+        noauth, the ``service`` and ``admin`` roles in ``X-Roles``.
+
+        :raises ComputeAPIUnavailable: the account cannot authenticate.
+        """
+        headers = {"OpenStack-API-Version": "compute %s"
+                   % EVENTS_MICROVERSION,
+                   "X-OpenStack-Nova-API-Version": EVENTS_MICROVERSION,
+                   "Accept": "application/json"}
+        if self.keystone:
+            try:
+                token = ks_session.Session(
+                    auth=identity_client.service_auth_plugin(self.conf)
+                ).get_token()
+            except ks_exceptions.ClientException as exc:
+                raise exception.ComputeAPIUnavailable(
+                    reason="the [service_user] account could not "
+                           "authenticate: %s" % exc) from exc
+            headers["X-Auth-Token"] = headers["X-Service-Token"] = token
+        else:
+            headers["X-Auth-Token"] = "cinder:service"
+            headers["X-Service-Token"] = "cinder"
+            headers["X-Roles"] = "admin,service"
+        request_id = ctxt and (ctxt.global_request_id or ctxt.request_id)
+        if request_id:
+            headers["X-OpenStack-Request-ID"] = request_id
+        return headers
+
+    def extend_volume(self, ctxt, server_ids, volume_id):
+        """Tell Nova that ``volume_id`` grew under ``server_ids``.
+
+        Nova answers 200 (every event accepted), 207 (some: each event
+        carries its ``code``) or 404 (none of the servers is known).
+
+        :returns: ``{server_id: code}`` of Nova's answer (404 for all of
+            them on a 404).
+        :raises ComputeAPIUnavailable: not configured, unreachable, the
+            service account cannot authenticate, or another answer.
+        """
+        if not self.configured:
+            raise exception.ComputeAPIUnavailable(
+                reason="[nova] endpoint is not set")
+        url = "%s/os-server-external-events" % self.endpoint
+        body = {"events": [{"name": "volume-extended", "server_uuid": server,
+                            "tag": volume_id} for server in server_ids]}
+        try:
+            resp = self.session.post(url, json=body,
+                                     headers=self._service_headers(ctxt),
+                                     timeout=self.timeout)
+        except requests.RequestException as exc:
+            raise exception.ComputeAPIUnavailable(
+                reason="POST %s failed: %s" % (url, exc)) from exc
+        if resp.status_code == 404:
+            LOG.warning("Nova knows none of %s: volume-extended of %s "
+                        "dropped", ", ".join(server_ids), volume_id)
+            return {server: 404 for server in server_ids}
+        if resp.status_code not in (200, 207):
+            raise exception.ComputeAPIUnavailable(
+                reason="POST %s answered %s: %s" % (
+                    url, resp.status_code, resp.text[:200]))
+        try:
+            codes = {event["server_uuid"]: event.get("code")
+                     for event in resp.json()["events"]}
+        except (ValueError, KeyError, TypeError) as exc:
+            raise exception.ComputeAPIUnavailable(
+                reason="POST %s: no events in the answer" % url) from exc
+        for server, code in codes.items():
+            (LOG.info if code == 200 else LOG.warning)(
+                "Nova answered %s to volume-extended of %s on server %s",
+                code, volume_id, server)
+        return codes

@@ -247,3 +247,4 @@ class Transfer(Base, CinderBase):
     source_project_id = sa.Column(sa.String(255))
     destination_project_id = sa.Column(sa.String(255))
     accepted = sa.Column(sa.Boolean, default=False)
+    no_snapshots = sa.Column(sa.Boolean, default=False)

@@ -65,7 +65,8 @@ SHOWN_COLUMNS = (
     "source_volid", "project_id", "user_id", "bootable",
     "encryption_key_id", "replication_status", "consistencygroup_id",
     "multiattach", "migration_status", "host", "group_id", "provider_id",
-    "shared_targets", "service_uuid")
+    "shared_targets", "service_uuid", "cluster_name", "volume_type_id",
+    "use_quota")
 # Attachment columns the record carries, and their labels in the join.
 _ATTACHMENT_COLUMNS = ("id", "instance_uuid", "attached_host", "mountpoint",
                        "attach_time", "attach_status", "created_at")

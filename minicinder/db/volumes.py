@@ -8,6 +8,8 @@ MariaDB/PostgreSQL. Part of ``minicinder.db.api``, which re-exports
 every public function here.
 """
 
+import operator
+
 import sqlalchemy as sa
 
 from minicinder import exception
@@ -54,6 +56,11 @@ def volume_get_all(session, ctx, filters, all_tenants=False, **page):
         session, ctx, filters, all_tenants, **page)).unique())
 
 
+# 3.60's time comparisons (``created_at=gte:2026-01-01T00:00:00``).
+_TIME_OPS = {"gt": operator.gt, "gte": operator.ge, "lt": operator.lt,
+             "lte": operator.le, "eq": operator.eq, "neq": operator.ne}
+
+
 def volume_list_select(session, ctx, filters, all_tenants=False, limit=None,
                        marker=None, sort_key="created_at", sort_dir="desc"):
     """The select of :func:`volume_get_all` (``db/reads.py`` runs it
@@ -75,6 +82,13 @@ def volume_list_select(session, ctx, filters, all_tenants=False, limit=None,
     if "availability_zone" in filters:
         query = query.where(models.Volume.availability_zone
                             == filters["availability_zone"])
+    if "consumes_quota" in filters:
+        query = query.where(models.Volume.use_quota.is_(
+            filters["consumes_quota"]))
+    for key in ("created_at", "updated_at"):
+        for op, when in (filters.get(key) or {}).items():
+            query = query.where(_TIME_OPS[op](getattr(models.Volume, key),
+                                              when))
     for key, value in (filters.get("metadata") or {}).items():
         query = query.where(models.Volume.id.in_(
             sa.select(models.VolumeMetadata.volume_id).where(

@@ -140,11 +140,12 @@ class VolumeAPI(type_api.VolumeTypeMethods):
                                          all_tenants and ctx.is_admin,
                                          **page))
 
-    def summary(self, ctx, all_tenants=False):
+    def summary(self, ctx, all_tenants=False, filters=None):
         """``(count, total GiB, {metadata key: [values]})`` of the
-        volumes listed (3.12/3.36 ``volumes/summary``)."""
+        volumes listed (3.12/3.36 ``volumes/summary``; 3.60's time
+        ``filters``)."""
         with self.database.read() as session:
-            volumes = db.volume_get_all(session, ctx, {},
+            volumes = db.volume_get_all(session, ctx, filters or {},
                                         all_tenants and ctx.is_admin)
         metadata = {}
         for volume in volumes:
@@ -193,15 +194,18 @@ class VolumeAPI(type_api.VolumeTypeMethods):
         LOG.info("Deleting volume %s", volume_id)
         self.manager.delete_volume_async(volume_id)
 
-    def extend(self, ctx, volume_id, new_size):
+    def extend(self, ctx, volume_id, new_size, attached=False):
         """available -> extending; the manager grows the device and the
         volume is available at ``new_size`` GiB (``error_extending`` when
         the backend cannot).
 
+        :param attached: 3.42+: an in-use volume grows too (in-use ->
+            extending -> in-use, and nova is told to resize the guest's
+            disk: ``volume/extend.py``).
         :raises InvalidInput: not larger than the volume, or over
             ``max_volume_size`` (400).
-        :raises InvalidVolume: not available (400; extending an attached
-            volume, 3.42, is not built).
+        :raises InvalidVolume: not available (or, with ``attached``,
+            in-use) (400).
         :raises QuotaError: over the project's gigabytes (413).
         """
         with self.database.write() as session:
@@ -215,17 +219,48 @@ class VolumeAPI(type_api.VolumeTypeMethods):
                 raise exception.InvalidInput(
                     reason="Volume size %s GiB exceeds the maximum of %s "
                            "GiB" % (new_size, self.conf.max_volume_size))
-            if not db.volume_transition(session, volume, "extend"):
+            in_use = attached and volume.status == states.IN_USE
+            if not db.volume_transition(
+                    session, volume,
+                    "extend_attached" if in_use else "extend"):
                 raise exception.InvalidVolume(
-                    reason="Volume %s status must be 'available' to "
-                           "extend, currently %s." % (volume_id,
-                                                      volume.status))
+                    reason="Volume %s status must be '%s' to extend, "
+                           "currently %s." % (
+                               volume_id, "in-use" if in_use
+                               else "available", volume.status))
             quotas.check_volume(session, self.conf, volume.project_id,
                                 gigabytes=new_size - volume.size,
                                 size=new_size)
-        LOG.info("Extending volume %s from %s to %s GiB", volume_id,
+        LOG.info("Extending %s volume %s from %s to %s GiB",
+                 "attached" if in_use else "available", volume_id,
                  volume.size, new_size)
-        self.manager.extend_volume_async(volume_id, new_size)
+        self.manager.extend_volume_async(volume_id, new_size,
+                                         attached=in_use, ctx=ctx)
+
+    def extend_volume_completion(self, ctx, volume_id, error):
+        """3.71 ``os-extend_volume_completion``: nova's answer to a
+        ``volume-extended`` event the backend waits for. Upstream's
+        remotefs drivers leave such a volume ``extending`` with the
+        ``extend_new_size`` admin metadata until it comes; this backend
+        finishes every extend itself before telling nova, so no volume
+        ever waits for it, and the answer is upstream's for a volume not
+        waiting: 400.
+
+        :raises PolicyNotAuthorized: not an admin (403).
+        :raises VolumeNotFound: (404).
+        :raises InvalidVolume: (400).
+        """
+        require_admin(ctx, "volume_extension:volume_admin_actions:"
+                           "extend_volume_completion")
+        with self.database.read() as session:
+            volume = db.volume_get(session, ctx, volume_id)
+        LOG.info("Extend completion (error=%s) for volume %s: nothing "
+                 "awaits it", error, volume_id)
+        raise exception.InvalidVolume(
+            reason="Volume %s is not waiting for an extend to complete "
+                   "(status %s, no extend_new_size): this backend "
+                   "finishes its extends itself." % (volume_id,
+                                                     volume.status))
 
     def retype(self, ctx, volume_id, new_type, migration_policy="never"):
         """Give an available or in-use volume another type.

@@ -18,6 +18,7 @@ import dataclasses
 import secrets
 import string
 
+from minicinder import exception
 from minicinder.volume import iscsi_names
 
 
@@ -117,6 +118,18 @@ class VolumeDriver(abc.ABC):
 
         :returns: model updates (``provider_location: None``).
         """
+
+    def extend_attached_volume(self, volume, new_size):
+        """Grow ``volume``'s device to ``new_size`` GiB while a guest uses
+        it: in place, the export kept and told the new size (3.42).
+
+        :raises VolumeCannotExtendInPlace: no room to grow where it is
+            (nothing changed).
+        :raises TargetUpdateFailed: the device grew, the export did not.
+        """
+        raise exception.VolumeCannotExtendInPlace(
+            volume_id=volume.id, new_size=new_size,
+            reason="the driver cannot extend attached volumes")
 
     @abc.abstractmethod
     def create_export(self, volume):

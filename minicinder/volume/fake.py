@@ -57,6 +57,14 @@ class FakeDriver(driver.VolumeDriver):
         self.volumes[volume.id] = new_size
         return {"provider_location": None}
 
+    def extend_attached_volume(self, volume, new_size):
+        """In place: the export (and its ACL) stays."""
+        self._maybe_fail("extend_attached_volume")
+        if volume.id not in self.volumes:
+            raise exception.VolumeBackendError(
+                reason="volume %s has no device" % volume.id)
+        self.volumes[volume.id] = new_size
+
     def create_export(self, volume):
         self._maybe_fail("create_export")
         if volume.id not in self.volumes:

@@ -26,6 +26,7 @@ translates both into its own exceptions.
 import logging
 import threading
 
+from minicinder.volume import loop_device
 from ministack import exception
 from ministack import executor
 
@@ -57,10 +58,14 @@ class LVM:
     :param device_mapper: force the mode (tests); None detects it.
     """
 
-    def __init__(self, vg_name, execute=executor.execute, device_mapper=None):
+    def __init__(self, vg_name, execute=executor.execute, device_mapper=None,
+                 resize_loop=loop_device.set_sizelimit):
+        """:param resize_loop: ``(loop path, size)``: grows a bound loop
+            device (:func:`minicinder.volume.loop_device.set_sizelimit`)."""
         self.vg_name = vg_name
         self._execute = execute
         self._device_mapper = device_mapper
+        self._resize_loop = resize_loop
         # Serialises find-or-create of loop devices within this process, so
         # two concurrent exports of one volume don't map it twice.
         self._loop_lock = threading.Lock()
@@ -121,11 +126,50 @@ class LVM:
             return
         args = ["-n", name, "-L", "%dg" % size_gb, "--alloc", "contiguous",
                 "--yes"]
+        where = ()
         if not self.device_mapper:
             # Nothing can be activated or zeroed without device-mapper.
             args.extend(["-an", "-Zn"])
-        LOG.info("Creating LV %s (%s GiB)", self._lv(name), size_gb)
-        self._lvm("lvcreate", *args, self.vg_name)
+            where = self._room_to_grow(size_gb)
+        LOG.info("Creating LV %s (%s GiB)%s", self._lv(name), size_gb,
+                 " at %s" % where[0] if where else "")
+        self._lvm("lvcreate", *args, self.vg_name, *where)
+
+    def _room_to_grow(self, size_gb):
+        """Where a new contiguous LV should go so it can grow in place.
+
+        LVM's contiguous allocation is first fit: a new LV fills the first
+        hole it fits and the next LV is created right after it, so an LV
+        could never grow while attached (its loop device must stay one
+        run of extents). Instead the LV goes into the largest free area,
+        at the end of it less its own size of room (it can double in
+        place), and the rest of the area stays one piece before it.
+
+        :returns: ``("PV:first-last",)`` for ``lvcreate``, or ``()`` to
+            let LVM choose (no area fits: lvcreate then says so).
+        """
+        out, _ = self._lvm("pvs", "--noheadings", "--segments",
+                           "--separator", "|", "-o",
+                           "pv_name,vg_name,pvseg_start,pvseg_size,lv_name,"
+                           "vg_extent_size", "--units", "b", "--nosuffix")
+        free = []
+        extent = None
+        for line in out.splitlines():
+            fields = [f.strip() for f in line.split("|")]
+            if len(fields) != 6 or fields[1] != self.vg_name:
+                continue
+            extent = int(fields[5])
+            if not fields[4]:
+                free.append((int(fields[3]), fields[0], int(fields[2])))
+        if not free or not extent:
+            return ()
+        needed = -(-size_gb * 1024 ** 3 // extent)
+        length, pv, start = max(free, key=lambda area: (area[0], -area[2]))
+        if length < needed:
+            return ()
+        slack = length - needed
+        first = start + slack - min(slack // 2, needed)
+        return ("%s:%d-%d" % (pv, first, first + needed - 1),)
 
     def extend_volume(self, name, size_gb):
         """Grow LV ``name`` to ``size_gb`` GiB in place.
@@ -147,6 +191,31 @@ class LVM:
             if not self.device_mapper and "contiguous" in (exc.stderr or ""):
                 raise NoContiguousSpace(vg=self.vg_name, name=name) from exc
             raise
+
+    def reduce_volume(self, name, size_gb):
+        """Shrink LV ``name`` back to ``size_gb`` GiB: only the undo of an
+        in-place extend whose new extents were never exposed."""
+        LOG.info("Reducing LV %s back to %s GiB", self._lv(name), size_gb)
+        self._lvm("lvreduce", "-f", "-L", "%dg" % size_gb, self._lv(name))
+
+    def grow_loops(self, name, old_range):
+        """Grow the loop devices over ``old_range`` (``extent_range``
+        before LV ``name`` grew in place) to its new range, live: tgtd
+        keeps its LUN open on them (no-op with device-mapper).
+
+        :returns: the loop devices grown.
+        """
+        if self.device_mapper:
+            return []
+        pv, offset, size = self.extent_range(name)
+        if (pv, offset) != old_range[:2]:
+            raise NotContiguous(vg=self.vg_name, name=name,
+                                ranges="moved from %s:%s" % old_range[:2])
+        with self._loop_lock:
+            loops = self.find_loops(*old_range)
+            for loop in loops:
+                self._resize_loop(loop, size)
+        return loops
 
     def rename_volume(self, name, new_name):
         """Rename LV ``name`` (its loop devices are released first)."""

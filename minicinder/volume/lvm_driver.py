@@ -14,7 +14,6 @@ remembered; the cache is checked against sysfs (cheap file reads) before
 use and re-resolved through LVM only when it is stale.
 """
 
-import functools
 import json
 import logging
 import os
@@ -24,8 +23,10 @@ from minicinder import exception
 from minicinder.volume import driver
 from minicinder.volume import locks
 from minicinder.volume import lvm
+from minicinder.volume import lvm_extend
 from minicinder.volume import tgt
 from minicinder.volume import tgtd_socket
+from minicinder.volume.lvm_extend import translate_errors
 from ministack import exception as ms_exception
 from ministack import executor
 
@@ -41,22 +42,7 @@ _TARGET_LOCK = "minicinder-tgt-targets"
 _TARGET_RETRIES = 3
 
 
-def translate_errors(fn):
-    """Command and LVM failures leave the driver as VolumeBackendError."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except (ms_exception.ProcessExecutionError, lvm.VolumeNotFound,
-                lvm.NotContiguous, tgt.UnexpectedOutput,
-                tgt.TgtdError) as exc:
-            raise exception.VolumeBackendError(
-                reason="%s: %s" % (fn.__name__, exc.format_message()))
-    return wrapper
-
-
-class LVMTgtDriver(driver.VolumeDriver):
+class LVMTgtDriver(lvm_extend.ExtendMixin, driver.VolumeDriver):
     """Thick LVM volumes exported by tgt with CHAP and initiator ACLs."""
 
     def __init__(self, conf, execute=executor.execute,
@@ -154,54 +140,6 @@ class LVMTgtDriver(driver.VolumeDriver):
         self._execute("qemu-img", "convert", "-f",
                       image.get("disk_format", "qcow2"), "-O", "raw",
                       image["disk"], path, timeout=3600)
-
-    @translate_errors
-    def extend_volume(self, volume, new_size):
-        """Target, then loop devices (both hold the old extent range),
-        then the LV; the next connection exports the grown device.
-
-        Without device-mapper an LV grows in place only when the extents
-        after it are free; otherwise its data moves to a new contiguous
-        LV of the new size (see :meth:`_relocate`).
-        """
-        name = self._name(volume)
-        self._remove_target(volume)
-        self.vg.release_device(name)
-        self._forget_device(name)
-        try:
-            self.vg.extend_volume(name, new_size)
-        except lvm.NoContiguousSpace:
-            self._relocate(name, new_size)
-        self._device(name)
-        return {"provider_location": None}
-
-    def _relocate(self, name, new_size):
-        """Copy LV ``name`` into a zeroed LV of ``new_size`` GiB, then swap
-        names and wipe the old one (``volume_clear``).
-
-        The names swap only after the copy, so an interruption leaves
-        the volume's data under its name (before the swap) or under
-        ``<name>.old`` (between the two renames), never lost.
-        """
-        grown, old = name + ".grow", name + ".old"
-        LOG.warning("LV %s cannot grow in place; moving it to a new LV of "
-                    "%s GiB", name, new_size)
-        self.vg.create_volume(grown, new_size)
-        try:
-            self.vg.clear_volume(grown)
-            self.vg.copy_volume(name, grown)
-        except Exception:
-            self._wipe_and_remove(grown)
-            raise
-        self.vg.release_device(grown)
-        self.vg.rename_volume(name, old)
-        self.vg.rename_volume(grown, name)
-        self._wipe_and_remove(old)
-
-    def _wipe_and_remove(self, name):
-        if self.conf.volume_clear == "zero":
-            self.vg.clear_volume(name)
-        self.vg.delete_volume(name)
 
     # --- exports ---
 

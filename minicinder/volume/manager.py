@@ -28,6 +28,7 @@ from minicinder.db import api as db
 from minicinder.db import handshake as handshake_db
 from minicinder.db import models
 from minicinder.volume import driver as volume_driver
+from minicinder.volume import extend
 from minicinder.volume import iscsi_names
 from minicinder.volume import locks
 from minicinder.volume import states
@@ -62,7 +63,7 @@ def volume_lock(volume_id):
     return locks.lock("minicinder-volume-%s" % volume_id)
 
 
-class VolumeManager:
+class VolumeManager(extend.ExtendJobs):
     """Creates, deletes, exports and connects volumes through a driver.
 
     :param database: a :class:`minicinder.db.session.Database`.
@@ -78,6 +79,9 @@ class VolumeManager:
         self.workers = workers
         self._own_executor = executor is None
         self.executor = executor or self._new_executor()
+        # The Nova adapter (``compute.nova.API``), told of extends of
+        # attached volumes; set by the service (None: nobody to tell).
+        self.compute = None
 
     def _new_executor(self):
         return concurrent.futures.ThreadPoolExecutor(
@@ -198,9 +202,6 @@ class VolumeManager:
     def delete_volume_async(self, volume_id):
         return self.executor.submit(self.delete_volume, volume_id)
 
-    def extend_volume_async(self, volume_id, new_size):
-        return self.executor.submit(self.extend_volume, volume_id, new_size)
-
     def create_volume(self, volume_id, image=None):
         """creating -> available (with ``image``'s data copied in), or
         error with the reason logged."""
@@ -237,24 +238,6 @@ class VolumeManager:
                 db.volume_soft_delete(session, volume_id)
         locks.remove("minicinder-volume-%s" % volume_id)
         LOG.info("Volume %s deleted", volume_id)
-
-    def extend_volume(self, volume_id, new_size):
-        """extending -> available at ``new_size`` GiB, or error_extending
-        (the device keeps its old size)."""
-        with volume_lock(volume_id):
-            ref = self._ref(volume_id)
-            try:
-                update = self.driver.extend_volume(ref, new_size) or {}
-            except Exception as exc:
-                LOG.error("Volume %s could not be extended to %s GiB: %s",
-                          volume_id, new_size, exc)
-                self._transition(volume_id, "extend_failed")
-                return
-            update["size"] = new_size
-            if not self._transition(volume_id, "extend_done", update):
-                LOG.warning("Volume %s left 'extending' during the extend",
-                            volume_id)
-        LOG.info("Volume %s extended to %s GiB", volume_id, new_size)
 
     # --- connections (synchronous, called under volume_lock) ---
 

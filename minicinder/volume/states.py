@@ -81,11 +81,16 @@ VOLUME_TRANSITIONS = {
         FORCE_DELETABLE, DELETING,
         expected_attach=tuple(s for s in ATTACH_STATUSES
                               if s != ATT_ATTACHED)),
-    # os-extend: an available volume grows (not attached ones: 3.42's
-    # extend of an in-use volume needs nova's event and is not built)
+    # os-extend: an available volume grows; from 3.42 an in-use one too
+    # (in place, then nova resizes the guest's disk). When the backend
+    # has no room to grow it attached, it is back in-use at its size
+    # (upstream's scheduler: "No valid backend"); a backend failure is
+    # error_extending either way.
     ("extend", False): Transition((AVAILABLE,), EXTENDING),
     ("extend_done", False): Transition((EXTENDING,), AVAILABLE),
     ("extend_failed", False): Transition((EXTENDING,), ERROR_EXTENDING),
+    ("extend_attached", False): Transition((IN_USE,), EXTENDING),
+    ("extend_attached_done", False): Transition((EXTENDING,), IN_USE),
     # os-volume-transfer: offered, then withdrawn or accepted
     ("transfer", False): Transition((AVAILABLE,), AWAITING_TRANSFER),
     ("transfer_cancel", False): Transition((AWAITING_TRANSFER,), AVAILABLE),

@@ -120,6 +120,23 @@ class TgtAdm:
                 self.bind_initiator(tid, initiator)
         return tid
 
+    def reopen_lun(self, tid, lun, backing_path):
+        """Make tgtd re-read LUN ``lun``'s size (after its device grew).
+
+        tgt learns a backing store's size when it opens it and answers
+        READ CAPACITY from that; a grown device stays its old size to
+        the initiators until the LUN reopens it. ``--params
+        online=0,path=P`` does that in one management request (tgtd
+        serves requests one at a time between I/O): offline, close,
+        reopen ``P`` (the same device), size read, online again. ``path``
+        alone is refused while the LUN is online.
+        """
+        LOG.info("Reopening LUN %s of tid %s on %s (new size)", lun, tid,
+                 backing_path)
+        self._tgtadm("--mode", "logicalunit", "--op", "update", "--tid",
+                     tid, "--lun", lun, "--params",
+                     "online=0,path=%s" % backing_path)
+
     def delete_target(self, iqn, delete_accounts=True):
         """Delete target ``iqn`` even with sessions open (missing: no-op).
 

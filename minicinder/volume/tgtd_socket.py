@@ -87,11 +87,13 @@ class TgtdError(Exception):
 
 
 def request(mode, op, params, tid=-1, control_port=0, timeout=10,
-            lun=None, force=False):
+            lun=None, force=False, prefix="", suffix=""):
     """Send one management request to tgtd.
 
     :param params: ``{key: value}``; values are checked to contain none of
         tgtd's separators.
+    :param prefix: and ``suffix``: around the parameter text (tgtadm's
+        ``--params`` travel as ``targetOps k=v,k=v,``).
     :returns: the answer's text.
     :raises TgtdError: tgtd answered with an error.
     :raises OSError: tgtd is not running or not reachable.
@@ -100,8 +102,8 @@ def request(mode, op, params, tid=-1, control_port=0, timeout=10,
         if not _VALUE.match(str(value)):
             raise ValueError("unsafe tgtd parameter %s" % key)
     # No parameters: tgtadm sends no parameter text at all.
-    payload = (",".join("%s=%s" % item for item in params.items())
-               .encode("ascii") + b"\0") if params else b""
+    payload = ((prefix + ",".join("%s=%s" % item for item in params.items())
+                + suffix).encode("ascii") + b"\0") if params else b""
     header = _REQUEST.pack(mode, op, b"iscsi", _REQUEST.size + len(payload),
                            tid, 0, _NO_LUN if lun is None else lun,
                            0, 0, 0, 0, 0, 1 if force else 0)
@@ -161,6 +163,12 @@ def send_command(*argv, **kwargs):
             options[word[2:]] = next(words)
         elif word in PARAMETERS:
             params[PARAMETERS[word]] = next(words)
+        elif word == "--params":
+            # tgtadm sends --params as "targetOps <params>," verbatim.
+            for item in next(words).split(","):
+                key, _, value = item.partition("=")
+                params[key] = value
+            options["raw_params"] = True
         else:
             raise ValueError("tgtadm option %r is not sent by this module"
                              % word)
@@ -168,7 +176,10 @@ def send_command(*argv, **kwargs):
         out = request(MODES[options["mode"]], OPS[options["op"]], params,
                       tid=int(options.get("tid", -1)),
                       lun=int(options["lun"]) if "lun" in options else None,
-                      force=options.get("force", False), timeout=60)
+                      force=options.get("force", False), timeout=60,
+                      prefix="targetOps " if options.get("raw_params")
+                      else "", suffix="," if options.get("raw_params")
+                      else "")
     except TgtdError as exc:
         LOG.warning("tgtd refused %s: %s", executor.masked(argv), exc)
         raise ms_exception.ProcessExecutionError(

@@ -34,8 +34,10 @@ class TransferAPI:
         self.database = database
         self.conf = conf
 
-    def create(self, ctx, volume_id, name=None):
-        """:returns: ``(transfer, auth_key)``.
+    def create(self, ctx, volume_id, name=None, no_snapshots=False):
+        """:param no_snapshots: leave the snapshots behind (3.55; none
+            exist here, so it is only recorded).
+        :returns: ``(transfer, auth_key)``.
 
         :raises VolumeNotFound: (404).
         :raises InvalidVolume: not available (400).
@@ -54,7 +56,7 @@ class TransferAPI:
                 "display_name": name, "salt": salt,
                 "crypt_hash": _hash(salt, auth_key),
                 "source_project_id": volume.project_id,
-                "accepted": False})
+                "accepted": False, "no_snapshots": bool(no_snapshots)})
         LOG.info("Volume %s offered for transfer (%s)", volume_id,
                  transfer.id)
         return transfer, auth_key

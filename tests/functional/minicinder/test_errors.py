@@ -35,7 +35,7 @@ def test_versions(daemon):
     resp = requests.get(daemon.url + "/")
     assert resp.status_code == 300
     [version] = resp.json()["versions"]
-    assert version["version"] == "3.54" and version["min_version"] == "3.0"
+    assert version["version"] == "3.71" and version["min_version"] == "3.0"
     for path in ("/v3", "/v3/"):
         resp = requests.get(daemon.url + path)
         assert resp.status_code == 200
@@ -48,11 +48,11 @@ def test_microversion_errors(raw):
     assert raw("GET", "/attachments", version="3.26").status_code == 404
     msg = _fault(raw("GET", "/attachments", version="3.72"), 406,
                  "notAcceptable")
-    assert "Minimum is 3.0 and maximum is 3.54" in msg
+    assert "Minimum is 3.0 and maximum is 3.71" in msg
     _fault(raw("GET", "/attachments", version="3"), 400, "badRequest")
     _fault(raw("GET", "/attachments", version="volume"), 400, "badRequest")
     resp = raw("GET", "/attachments", version="latest")
-    assert resp.headers["OpenStack-API-Version"] == "volume 3.54"
+    assert resp.headers["OpenStack-API-Version"] == "volume 3.71"
 
 
 def test_attachment_create_errors(raw, volume_id):

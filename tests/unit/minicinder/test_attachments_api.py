@@ -221,7 +221,7 @@ def test_microversion_gates(cinder):
         "Version 3.99 is not supported")
     assert cinder.get("/attachments", version="3.x").status_code == 400
     assert cinder.get("/attachments", version="latest").headers[
-        "OpenStack-API-Version"] == "volume 3.54"
+        "OpenStack-API-Version"] == "volume 3.71"
 
 
 def test_schema_errors_are_400(cinder):

@@ -111,3 +111,52 @@ def test_unconfigured_is_unavailable():
     assert not api.configured
     with pytest.raises(exception.ComputeAPIUnavailable):
         api.get_server_volume_attachment_id(_ctx(), SERVER, VOLUME)
+
+
+class PostRecorder(Recorder):
+    def post(self, url, json=None, headers=None, timeout=None):
+        self.calls.append((url, json, headers, timeout))
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+
+def _events_api(answer):
+    api, _ = _api(None)
+    recorder = PostRecorder(answer)
+    api.session = recorder
+    return api, recorder
+
+
+def test_extend_volume_sends_upstreams_event_as_a_service():
+    events = [{"name": "volume-extended", "server_uuid": SERVER,
+               "tag": VOLUME, "status": "completed", "code": 200}]
+    api, recorder = _events_api(Response(200, {"events": events}))
+    assert api.extend_volume(_ctx(request_id="req-x"), [SERVER],
+                             VOLUME) == {SERVER: 200}
+    [(url, body, headers, timeout)] = recorder.calls
+    assert url == "http://nova.test:8774/v2.1/os-server-external-events"
+    assert body == {"events": [{"name": "volume-extended",
+                                "server_uuid": SERVER, "tag": VOLUME}]}
+    assert headers["OpenStack-API-Version"] == "compute 2.51"
+    # noauth: the service role, not the user's token
+    assert "service" in headers["X-Roles"] and headers["X-Service-Token"]
+    assert headers["X-OpenStack-Request-ID"] == "req-x"
+
+
+def test_extend_volume_reads_207_and_404():
+    events = [{"name": "volume-extended", "server_uuid": SERVER,
+               "tag": VOLUME, "status": "failed", "code": 422}]
+    api, _ = _events_api(Response(207, {"events": events}))
+    assert api.extend_volume(_ctx(), [SERVER], VOLUME) == {SERVER: 422}
+    api, _ = _events_api(Response(404, text="No instances found"))
+    assert api.extend_volume(_ctx(), [SERVER], VOLUME) == {SERVER: 404}
+
+
+@pytest.mark.parametrize("answer", [
+    Response(403, text="forbidden"), Response(200, {"no": "events"}),
+    requests.ConnectionError("refused")])
+def test_extend_volume_failures_are_unavailable(answer):
+    api, _ = _events_api(answer)
+    with pytest.raises(exception.ComputeAPIUnavailable):
+        api.extend_volume(_ctx(), [SERVER], VOLUME)

@@ -108,6 +108,10 @@ TGTADM_WROTE = [
       "probeuser"), (7, 3, 990, NO_LUN, 0), b"user=probeuser\0"),
     (("--mode", "account", "--op", "delete", "--user", "probeuser"),
      (7, 1, -1, NO_LUN, 0), b"user=probeuser\0"),
+    # issue 29: read from a listening socket.30 that tgtadm -C 30 wrote to
+    (("--mode", "logicalunit", "--op", "update", "--tid", "7", "--lun", "1",
+      "--params", "online=0,path=/dev/loop9"), (2, 5, 7, 1, 0),
+     b"targetOps online=0,path=/dev/loop9,\0"),
 ]
 
 

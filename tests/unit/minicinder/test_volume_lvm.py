@@ -289,3 +289,59 @@ def test_api_workers_share_the_device_cache(tmp_path, monkeypatch):
     fresh.delete_volume(volume_driver.VolumeRef(id="a", size=1))
     assert not (tmp_path / "shared" / "volume-a").exists()
     assert oct((tmp_path / "shared").stat().st_mode & 0o777) == "0o700"
+
+
+def _segments(*rows):
+    """``pvs --segments`` rows: (pv, start, size, lv name or "")."""
+    return "".join("  %s|%s|%d|%d|%s|%d\n" % (pv, VG, start, size, lv,
+                                              EXTENT)
+                   for pv, start, size, lv in rows)
+
+
+def test_create_volume_leaves_room_to_grow_in_place():
+    """Issue 29: LVM's contiguous allocation is first fit, so a new LV
+    would sit right after the last one; it goes instead at the end of the
+    largest free area less its own size, so it can double in place."""
+    fake = FakeExecute({("pvs", "--noheadings", "--segments"): _segments(
+        ("/dev/loop1", 0, 256, "volume-old"), ("/dev/loop1", 256, 100, ""),
+        ("/dev/loop1", 356, 256, "volume-mid"),
+        ("/dev/loop1", 612, 2048, ""))})
+    vg = lvm.LVM(VG, execute=fake, device_mapper=False)
+    vg.create_volume("volume-new", 1)
+    (call,) = fake.commands("lvcreate")
+    # 256 extents wanted in the 2048-extent area: 256 left after it
+    assert call[-2:] == (VG, "/dev/loop1:2148-2403")
+
+
+def test_create_volume_splits_a_small_area_evenly():
+    fake = FakeExecute({("pvs", "--noheadings", "--segments"): _segments(
+        ("/dev/loop1", 0, 300, ""), ("/dev/loop2", 0, 10, ""))})
+    vg = lvm.LVM(VG, execute=fake, device_mapper=False)
+    vg.create_volume("volume-new", 1)
+    assert fake.commands("lvcreate")[0][-1] == "/dev/loop1:22-277"
+
+
+def test_create_volume_lets_lvm_refuse_when_nothing_fits():
+    fake = FakeExecute({("pvs", "--noheadings", "--segments"): _segments(
+        ("/dev/loop1", 0, 100, ""))})
+    vg = lvm.LVM(VG, execute=fake, device_mapper=False)
+    vg.create_volume("volume-new", 1)
+    assert fake.commands("lvcreate")[0][-1] == VG
+
+
+def test_grow_loops_resizes_the_live_loop_over_the_old_range():
+    resized = []
+    vg, fake = make_lvm(lvs=[("volume-a", 0, 511)], loops=(
+        "/dev/loop5 %d %d /dev/loop1\n" % (PE_START, 256 * EXTENT)))
+    vg._resize_loop = lambda path, size: resized.append((path, size))
+    old = ("/dev/loop1", PE_START, 256 * EXTENT)
+    assert vg.grow_loops("volume-a", old) == ["/dev/loop5"]
+    assert resized == [("/dev/loop5", 512 * EXTENT)]
+    assert not fake.commands("losetup")[1:]   # no new loop, no detach
+
+
+def test_reduce_volume_is_lvreduce():
+    vg, fake = make_lvm(lvs=[("volume-a", 0, 511)])
+    vg.reduce_volume("volume-a", 1)
+    assert fake.commands("lvreduce")[0][-4:] == ("-f", "-L", "1g",
+                                                 VG + "/volume-a")

@@ -13,7 +13,7 @@ def test_versions_documents(cinder):
     assert root.status_code == 300
     [version] = root.body["versions"]
     assert (version["id"], version["version"], version["min_version"]) == (
-        "v3.0", "3.54", "3.0")
+        "v3.0", "3.71", "3.0")
     v3 = cinder.get("/v3/", version=None)
     assert v3.status_code == 200 and v3.body == root.body
 
