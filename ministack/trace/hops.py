@@ -80,6 +80,21 @@ Contract
          "status": int | None, "request_id": str | None,
          "error": str | None}
 
+The journey page's ``/trace/<id>.json`` (:func:`ministack.trace.web.view`)
+is this dict with every hop's ``lane``/``from_lane`` (lanes.py) and, for
+the step-through (:mod:`ministack.trace.state`), additive fields: each
+hop's ``course`` ({"step": the seed's name of the step or None,
+"says": what the seed says of it, "failure": bool, the trace's failure
+hop, "recovery": the undo step it is part of, e.g. "attachment_delete",
+"bdm.destroy", "os-roll_detaching", or None}), ``state`` (after the
+hop: {"volume" | "attachment" | "connection_info" | "bdm": {"value",
+"known", "why", "hop_id"}}, value "unknown" and known false when the
+trace does not show it) and ``changed`` (the fields it set); and the
+trace's ``failure``: None, or {"hop_id", "step", "path" (a key of
+course.RECOVERY_PATHS or None), "title", "says", "steps": [{"step",
+"hop_id" (None: not in the trace), "note"}]}. A REST call's server side
+has its client's.
+
 ``format_table(trace) -> str``
     The hops as an aligned text table (start, duration, server's
     duration, phase, service, host, kind, name, status), for

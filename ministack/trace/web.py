@@ -16,10 +16,21 @@ width (down to a lane width under which the diagram scrolls in its box).
 ``GET /trace/`` lists the recent traces, ``GET /trace/<id>.json`` is the
 same data for scripts.
 
+The page also steps through the trace as the seed's animation does
+("Next step", the arrow keys, play/pause: ``static/steps.js``): one hop
+at a time, the packet on its arrow, its kind, what the seed says of the
+step (:mod:`ministack.trace.course`) and the volume, attachment,
+connection_info and BDM after it (:mod:`ministack.trace.state`); a
+failed trace's failure, then its recovery, each undo step labelled; a
+lane's title shows its role. ``GET /trace/<id>/quiz`` asks the seed's
+"Check yourself" of that trace, answered from its data
+(:mod:`ministack.trace.quiz`; checked in the browser, ``static/quiz.js``).
+
 miniapi serves it next to the compute API (``[trace] listen_port``;
 devstack: 8780). Why it is built this way:
 
-* Read-only: GET and HEAD only, no form, no state.
+* Read-only: GET and HEAD only, no form, no state (the quiz is checked
+  in the browser: nothing is sent).
 * Everything comes from the package (template, script, style sheet): no
   CDN, nothing fetched at run time, and a Content-Security-Policy that
   allows only this origin's script and style.
@@ -46,8 +57,12 @@ from oslo_log import log as logging
 from sqlalchemy import exc as sa_exc
 from werkzeug import exceptions as wz_exceptions
 
+from ministack.trace import course
 from ministack.trace import lanes
+from ministack.trace import listing
 from ministack.trace import phases
+from ministack.trace import quiz
+from ministack.trace import state
 
 LOG = logging.getLogger(__name__)
 
@@ -212,70 +227,19 @@ def view(trace):
         if h["client_id"] not in ids:
             h["client_id"] = None       # no client hop to draw it: drawn
     lanes_of_trace = lanes.assign(hops)
+    for lane in lanes_of_trace:
+        lane["role"] = course.role(lane["actor"])
     trace["hops"] = hops
     trace["duration_ms"] = _number(trace.get("duration_ms"))
+    state.annotate(trace)   # the step-through's course, state, failure
     return {"trace": trace, "lanes": lanes_of_trace, "phases": names,
             "journey": trace["journey"], "kinds": list(KINDS),
             # one arrow per REST call: the server's side is its client's
             "drawn": sum(1 for h in hops if not h["client_id"])}
 
 
-def recent_traces(connection_string, limit=50):
-    """The newest ``limit`` traces of the store, newest first: trace id,
-    start, what started it (``METHOD /path`` of its first WSGI span, or
-    the first span's name), its services and hop count.
-
-    Read from osprofiler's ``data`` table
-    (:func:`ministack.trace.storage.data_table`) in two queries, without
-    building every trace's hops.
-    """
-    import sqlalchemy as sa
-
-    from ministack.trace import naming
-    from ministack.trace import storage
-    table = storage.data_table()
-    storage.flush()
-    engine = storage.engine(connection_string)
-    try:
-        with engine.connect() as conn:
-            newest = conn.execute(
-                sa.select(table.c.base_id, sa.func.min(table.c.id),
-                          sa.func.min(table.c.timestamp),
-                          sa.func.count(sa.distinct(table.c.trace_id)))
-                .group_by(table.c.base_id)
-                .order_by(sa.func.min(table.c.id).desc())
-                .limit(limit)).all()
-            if not newest:
-                return []
-            firsts = {row[1] for row in newest}
-            heads = {row.base_id: row for row in conn.execute(
-                sa.select(table.c.base_id, table.c.name, table.c.data)
-                .where(table.c.id.in_(firsts)))}
-            services = {}
-            for base_id, service in conn.execute(
-                    sa.select(table.c.base_id, table.c.service)
-                    .where(table.c.base_id.in_([r[0] for r in newest]))
-                    .distinct()):
-                services.setdefault(base_id, set()).add(service or "")
-    finally:
-        engine.dispose()
-    traces = []
-    for base_id, _first, started, count in newest:
-        head = heads.get(base_id)
-        name = head.name if head is not None else ""
-        request = (storage.notification_data(head.data).get("info")
-                   or {}).get("request") \
-            if head is not None else None
-        if isinstance(request, dict) and request.get("path"):
-            name = naming.rest_name(request.get("method", "?"),
-                                    request["path"])
-        traces.append({"trace_id": base_id,
-                       # osprofiler stamps UTC without saying so.
-                       "started_at": started and started + "+00:00",
-                       "name": name,
-                       "services": sorted(services.get(base_id, ())),
-                       "hops": count})
-    return traces
+#: The newest traces of a store (ministack.trace.listing).
+recent_traces = listing.recent_traces
 
 
 def create_app(load, recent=None, recent_limit=50):
@@ -327,6 +291,14 @@ def create_app(load, recent=None, recent_limit=50):
         data = _trace(ident)
         return flask.render_template("trace.html", data=data,
                                      trace=data["trace"])
+
+    @app.get("/trace/<ident>/quiz")
+    def trace_quiz(ident):
+        data = _trace(ident)
+        questions = quiz.questions(data["trace"])
+        return flask.render_template("quiz.html", trace=data["trace"],
+                                     journey=data["journey"],
+                                     questions=questions)
 
     @app.errorhandler(wz_exceptions.HTTPException)
     def http_error(exc):

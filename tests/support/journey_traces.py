@@ -1,7 +1,10 @@
 """Traces in the shape of :func:`ministack.trace.hops.load`, for the
 journey page's tests: a traced attach as the seed tells it, and a detach
 the guest refuses (DeviceDetachFailed, then roll_detaching), with hostile
-text (markup in names and errors) and secrets that must not be shown.
+text (markup in names and errors) and secrets that must not be shown; a
+detach and a failed attach with its recovery as this lab traces them
+(:func:`detach_trace`, :func:`failed_attach_trace`: the hop names of
+docs/tracing.md's tables, each hop's host).
 Each REST call to Cinder is two hops, as hops.load gives them: nova's
 client call (with ``server``) and cinder-api's entry (``client_id``).
 Those two record no host (a trace read before hops had one); the
@@ -176,6 +179,161 @@ def failed_detach_trace():
             "duration_ms": 8157.0, "hops": hops}
 
 
+DETACH_TRACE_ID = "5b46d753-b82d-4944-84af-b98325eb21ac"
+FAILED_ATTACH_TRACE_ID = "fa11ed00-7a7a-4c4c-8d8d-0e0e0e0e0e0e"
+DETACH_OK_REQUEST = "req-a52febd4-7199-44f2-8ccc-c658cafd4d37"
+FAILED_ATTACH_REQUEST = "req-0fa11ed0-1111-4222-8333-444455556666"
+#: The failed driver attach's error (libvirt's, markup included).
+ATTACH_ERROR = ("libvirtError: internal error: unable to execute QEMU "
+                "command 'blockdev-add': <b>iSCSI login failed</b>")
+
+
+def detach_trace():
+    """A detach as this lab traces it (tools/journey.py, no SQL traced:
+    docs/tracing.md's table): begin_detaching, the cast, the unplug the
+    guest releases, QEMU's disconnect, then attachment_delete with the
+    tgt commands under it. No bdm.destroy hop (no SQL statement)."""
+    p = "/v3/{project}"
+    rid = DETACH_OK_REQUEST
+    unplug = "unplug + disconnect"
+    hops = [
+        _hop(1, None, "nova-api", "nova-api", "user", "REST",
+             "DELETE /v2.1/servers/{id}/os-volume_attachments/{id}", 0.0,
+             31.0, "begin_detaching", 202, request_id=rid),
+        *_rest(2, 1, "nova-api", "nova-api", "GET %s/volumes/{id}" % p, 4.0,
+               6.9, "begin_detaching", 200, 4.8, "req-cinder-0011",
+               request_id=rid),
+        *_rest(3, 1, "nova-api", "nova-api",
+               "POST %s/volumes/{id}/action (os-begin_detaching)" % p, 15.7,
+               7.6, "begin_detaching", 202, 5.7, "req-cinder-0012",
+               request_id=rid, action="os-begin_detaching"),
+        _hop(4, 1, "nova-api", "rabbitmq", "nova-api", "CAST",
+             "detach_volume", 27.1, 2.8, "cast", request_id=rid,
+             side="client", topic="compute", server="vm"),
+        _hop(5, 4, "nova-compute", "nova-compute", "rabbitmq", "CAST",
+             "detach_volume", 29.4, 268.8, unplug, request_id=rid,
+             side="server"),
+        _hop(6, 5, "nova-compute", "os-brick", "nova-compute", "LIBRARY",
+             "os_brick get_connector_properties", 47.0, 0.1, unplug,
+             request_id=rid),
+        _hop(7, 5, "nova-compute", "libvirt", "nova-compute", "LIBRARY",
+             "virDomainDetachDeviceFlags", 50.2, 220.8, unplug,
+             request_id=rid, target_dev="vdb", live=True),
+        _hop(8, 7, "nova-compute", "guest", "libvirt", "LIBRARY",
+             "guest releases vdb", 271.2, 0.0, unplug, request_id=rid),
+        _hop(9, 5, "nova-compute", "libvirt", "nova-compute", "LIBRARY",
+             "virDomainDetachDeviceFlags", 272.6, 2.6, unplug,
+             request_id=rid, target_dev="vdb", live=False),
+        _hop(10, 5, "nova-compute", "nova-compute", "nova-compute",
+             "LIBRARY", "disconnect_volume (QEMU libiscsi)", 275.6, 1.8,
+             unplug, request_id=rid),
+        _hop(11, 10, "nova-compute", "libvirt", "nova-compute", "LIBRARY",
+             "virSecretUndefine", 276.2, 1.2, unplug, request_id=rid),
+        *_rest(12, 5, "nova-compute", "nova-compute",
+               "DELETE %s/attachments/{id}" % p, 277.8, 17.0,
+               "attachment_delete", 200, 15.3, "req-cinder-0013",
+               request_id=rid),
+        _hop(13, "hop-12-srv", "cinder-volume", "cinder", "cinder",
+             "COMMAND", "tgtadm target show", 285.8, 2.6,
+             "attachment_delete", request_id="req-cinder-0013"),
+        _hop(14, "hop-12-srv", "cinder-volume", "cinder", "cinder",
+             "COMMAND", "tgtadm target unbind", 289.0, 0.9,
+             "attachment_delete", request_id="req-cinder-0013"),
+    ]
+    return {"trace_id": DETACH_TRACE_ID, "journey": "detach",
+            "phases": ["begin_detaching", "cast", unplug,
+                       "attachment_delete"],
+            "request_ids": [rid, "req-cinder-0011", "req-cinder-0012",
+                            "req-cinder-0013"],
+            "started_at": "2026-12-04T18:07:42.180769+00:00",
+            "duration_ms": 298.3, "hops": _on_host(hops, FIRST_HOST)}
+
+
+def failed_attach_trace():
+    """An attach whose driver attach fails (libvirt refuses the disk
+    after Cinder exported it), as this lab traces it with SQL statements
+    traced (OSPROFILER_TRACE_SQLALCHEMY=True): the compute's handler and
+    virDomainAttachDeviceFlags red, then the recovery the seed draws:
+    the driver disconnects what it connected, attachment_delete returns
+    the volume to available (its tgt commands under it), and the manager
+    destroys the BDM (the SQL UPDATE that soft-deletes it)."""
+    p = "/v3/{project}"
+    att = p + "/attachments/{id}"
+    rid = FAILED_ATTACH_REQUEST
+    ca = "connect/attach"
+    destroy = ("UPDATE block_device_mapping SET deleted=block_device_mapping"
+               ".id, deleted_at=?, updated_at=? WHERE block_device_mapping"
+               ".id = ? AND block_device_mapping.deleted = ?")
+    hops = [
+        _hop(1, None, "nova-api", "nova-api", "user", "REST",
+             "POST /v2.1/servers/{id}/os-volume_attachments", 0.0, 48.2,
+             "reserve", 200, request_id=rid),
+        *_rest(2, 1, "nova-api", "nova-api", "GET %s/volumes/{id}" % p, 3.6,
+               15.4, "reserve", 200, 12.9, "req-cinder-0021",
+               request_id=rid),
+        _hop(3, 1, "nova-api", "rabbitmq", "nova-api", "CALL",
+             "reserve_block_device_name", 22.3, 9.6, "reserve",
+             request_id=rid, side="client", topic="compute", server="vm"),
+        _hop(4, 3, "nova-compute", "nova-compute", "rabbitmq", "CALL",
+             "reserve_block_device_name", 25.1, 5.3, "reserve",
+             request_id=rid, side="server"),
+        _hop(5, 4, "nova-compute", "nova-compute", "nova-compute", "DB",
+             "INSERT INTO block_device_mapping", 26.0, 1.9, "reserve",
+             request_id=rid, statement="INSERT INTO block_device_mapping "
+             "(created_at, updated_at, deleted_at, deleted, instance_uuid"
+             ", volume_id, device_name) VALUES (?, ?, ?, ?, ?, ?, ?)"),
+        *_rest(6, 1, "nova-api", "nova-api", "POST %s/attachments" % p,
+               32.2, 7.2, "reserve", 200, 4.9, "req-cinder-0022",
+               request_id=rid),
+        _hop(7, 1, "nova-api", "rabbitmq", "nova-api", "CAST",
+             "attach_volume", 42.1, 4.2, "cast", request_id=rid,
+             side="client", topic="compute", server="vm"),
+        _hop(8, 7, "nova-compute", "nova-compute", "rabbitmq", "CAST",
+             "attach_volume", 44.0, 96.5, ca, request_id=rid,
+             side="server", error=ATTACH_ERROR),
+        _hop(9, 8, "nova-compute", "os-brick", "nova-compute", "LIBRARY",
+             "os_brick get_connector_properties", 50.2, 0.1, ca,
+             request_id=rid),
+        *_rest(10, 8, "nova-compute", "nova-compute", "PUT " + att, 50.5,
+               17.6, ca, 200, 15.9, "req-cinder-0023", request_id=rid),
+        _hop(11, "hop-10-srv", "cinder-volume", "cinder", "cinder",
+             "COMMAND", "tgtadm target new", 58.0, 1.2, ca,
+             request_id="req-cinder-0023"),
+        _hop(12, "hop-10-srv", "cinder-volume", "cinder", "cinder",
+             "COMMAND", "tgtadm target bind", 64.6, 0.7, ca,
+             request_id="req-cinder-0023"),
+        _hop(13, 8, "nova-compute", "nova-compute", "nova-compute",
+             "LIBRARY", "connect_volume (QEMU libiscsi)", 72.6, 7.0, ca,
+             request_id=rid),
+        _hop(14, 13, "nova-compute", "libvirt", "nova-compute", "LIBRARY",
+             "virSecretDefineXML", 73.5, 1.6, ca, request_id=rid,
+             secret="password=%s" % CHAP_SECRET),
+        _hop(15, 8, "nova-compute", "libvirt", "nova-compute", "LIBRARY",
+             "virDomainAttachDeviceFlags", 81.0, 15.4, ca, request_id=rid,
+             error=ATTACH_ERROR, target_dev="vdb"),
+        _hop(16, 8, "nova-compute", "nova-compute", "nova-compute",
+             "LIBRARY", "disconnect_volume (QEMU libiscsi)", 97.1, 1.5, ca,
+             request_id=rid),
+        _hop(17, 16, "nova-compute", "libvirt", "nova-compute", "LIBRARY",
+             "virSecretUndefine", 97.6, 0.9, ca, request_id=rid),
+        *_rest(18, 8, "nova-compute", "nova-compute",
+               "DELETE " + att, 100.2, 16.8, "complete", 200, 15.0,
+               "req-cinder-0024", request_id=rid),
+        _hop(19, "hop-18-srv", "cinder-volume", "cinder", "cinder",
+             "COMMAND", "tgtadm target unbind", 108.3, 0.8, "complete",
+             request_id="req-cinder-0024"),
+        _hop(20, 8, "nova-compute", "nova-compute", "nova-compute", "DB",
+             "UPDATE block_device_mapping SET", 138.2, 1.8,
+             ca, request_id=rid, statement=destroy),
+    ]
+    return {"trace_id": FAILED_ATTACH_TRACE_ID, "journey": "attach",
+            "phases": ["reserve", "cast", ca, "complete"],
+            "request_ids": [rid, "req-cinder-0021", "req-cinder-0022",
+                            "req-cinder-0023", "req-cinder-0024"],
+            "started_at": "2026-12-04T18:09:10.000001+00:00",
+            "duration_ms": 140.5, "hops": _on_host(hops, FIRST_HOST)}
+
+
 #: A second compute host (COMPUTE_HOSTS=2) and the first (the machine's).
 COMPUTE2 = "compute2"
 FIRST_HOST = "vm"
@@ -244,9 +402,13 @@ def drawn(trace):
 
 
 TRACES = {TRACE_ID: attach_trace, FAILED_TRACE_ID: failed_detach_trace,
+          DETACH_TRACE_ID: detach_trace,
+          FAILED_ATTACH_TRACE_ID: failed_attach_trace,
           COMPUTE2_TRACE_ID: compute2_attach_trace,
           TWO_HOSTS_TRACE_ID: two_hosts_trace}
-BY_REQUEST = {ATTACH_REQUEST: TRACE_ID, DETACH_REQUEST: FAILED_TRACE_ID}
+BY_REQUEST = {ATTACH_REQUEST: TRACE_ID, DETACH_REQUEST: FAILED_TRACE_ID,
+              DETACH_OK_REQUEST: DETACH_TRACE_ID,
+              FAILED_ATTACH_REQUEST: FAILED_ATTACH_TRACE_ID}
 
 
 def load(ident):

@@ -8,13 +8,18 @@
 // arrow runs from its "from_lane" to its "lane").
 // The lanes share the diagram's width (at least MIN_LANE_W each, under
 // which the diagram scrolls in its box), and are laid out again when
-// the window is resized.
+// the window is resized. A recovery hop (the undo steps after a
+// failure: state.py) is labelled as the recovery under its arrow.
+// details.js (loaded first) has the details panel; steps.js steps
+// through the drawing (its hooks: MinistackJourney.onRender).
 //
 // Everything from the trace is attacker-influenced text: it only ever
 // reaches the page through textContent and setAttribute, never as HTML.
 (function () {
   "use strict";
 
+  var J = window.MinistackJourney;
+  var ms = J.ms, took = J.took;
   var SVG = "http://www.w3.org/2000/svg";
   var LEFT = 118, TOP = 64, ROW_H = 46, RIGHT = 12;
   var MIN_LANE_W = 92, MAX_LANE_W = 150;
@@ -22,15 +27,6 @@
 
   function el(name, attrs, text) {
     var node = document.createElementNS(SVG, name);
-    Object.keys(attrs || {}).forEach(function (key) {
-      node.setAttribute(key, String(attrs[key]));
-    });
-    if (text !== undefined) { node.textContent = String(text); }
-    return node;
-  }
-
-  function html(name, attrs, text) {
-    var node = document.createElement(name);
     Object.keys(attrs || {}).forEach(function (key) {
       node.setAttribute(key, String(attrs[key]));
     });
@@ -57,16 +53,6 @@
   // "nova-compute@<host>" when the compute's lane is split by host).
   function laneOf(lane) {
     return lane.lane || lane.actor;
-  }
-
-  function ms(value) {
-    return (Number(value) || 0).toFixed(1) + " ms";
-  }
-
-  // A span that never stopped (its daemon died mid-hop) has no duration.
-  function took(hop) {
-    return hop.duration_ms === null || hop.duration_ms === undefined
-      ? "unfinished" : ms(hop.duration_ms);
   }
 
   // The arrow's time: a REST call's client time, then its server's.
@@ -158,6 +144,12 @@
     lanes.forEach(function (lane) {
       var g = el("g", {"class": "lane", "data-actor": lane.actor,
                        "data-lane": laneOf(lane)});
+      if (lane.role) {      // the seed's cast: click for its role
+        g.setAttribute("tabindex", 0);
+        g.setAttribute("role", "button");
+        g.setAttribute("aria-label", lane.title + (lane.host ? " (" +
+                       lane.host + ")" : "") + ": show its role");
+      }
       var cx = x(laneOf(lane));
       g.appendChild(el("rect", {x: cx - LANE_W / 2 + 4, y: 8,
                                 width: LANE_W - 8, height: 28, rx: 6,
@@ -242,16 +234,24 @@
       }
       label.appendChild(el("tspan", {"class": "time"}, " " + timing(hop)));
       g.appendChild(label);
+      var course = hop.course || {};
       if (failed) {
         g.appendChild(el("text", {x: labelX, y: y + 16,
                                   "class": "error-label"},
                          "\u2716 " + short(hop.error, ERROR_MAX)));
+      } else if (course.recovery) {
+        g.setAttribute("class", g.getAttribute("class") + " recovery");
+        g.setAttribute("data-recovery", course.recovery);
+        g.appendChild(el("text", {x: labelX, y: y + 16,
+                                  "class": "recovery-label"},
+                         "\u21ba recovery: " + course.recovery));
       }
-      g.addEventListener("click", function () { select(g, hop, byId); });
+      if (course.failure) { g.setAttribute("data-failure", "true"); }
+      g.addEventListener("click", function () { J.select(g, hop, byId); });
       g.addEventListener("keydown", function (event) {
         if (event.key === "Enter" || event.key === " ") {
           event.preventDefault();
-          select(g, hop, byId);
+          J.select(g, hop, byId);
         }
       });
       hopsG.appendChild(g);
@@ -265,7 +265,8 @@
   // wide loses the middle of its name (never its action or its time).
   function fitLabels(svg) {
     var width = svg.width.baseVal.value, right = width - RIGHT / 2;
-    var labels = svg.querySelectorAll(".label, .error-label");
+    var labels = svg.querySelectorAll(".label, .error-label, " +
+                                      ".recovery-label");
     Array.prototype.forEach.call(labels, function (label) {
       var x = Number(label.getAttribute("x"));
       var len = label.getComputedTextLength();
@@ -304,69 +305,6 @@
     });
   }
 
-  function row(dl, term, value) {
-    if (value === null || value === undefined || value === "") { return; }
-    dl.appendChild(html("dt", {}, term));
-    dl.appendChild(html("dd", {"data-field": term}, value));
-  }
-
-  function select(g, hop, byId) {
-    var old = document.querySelectorAll(".hop.selected");
-    Array.prototype.forEach.call(old, function (node) {
-      node.setAttribute("class", node.getAttribute("class")
-                        .replace(" selected", ""));
-    });
-    g.setAttribute("class", g.getAttribute("class") + " selected");
-    var panel = document.getElementById("hop-details");
-    while (panel.firstChild) { panel.removeChild(panel.firstChild); }
-    panel.setAttribute("data-hop-id", hop.id);
-    panel.appendChild(html("h2", {}, hop.kind + " " + hop.name));
-    if (hop.error) {
-      panel.appendChild(html("p", {"class": "error-message"}, hop.error));
-    }
-    var server = hop.server;
-    if (server && server.error) {
-      panel.appendChild(html("p", {"class": "error-message"},
-                             "server: " + server.error));
-    }
-    var dl = html("dl");
-    var parent = byId[hop.parent_id];
-    row(dl, "service", hop.service);
-    row(dl, "host", hop.host);
-    row(dl, "actor", hop.actor);
-    row(dl, "from", (hop.from_actor || "user") +
-                    (parent ? " (in " + parent.kind + " " + parent.name + ")"
-                            : ""));
-    row(dl, "phase", hop.phase);
-    row(dl, "start", "+" + ms(hop.start_ms));
-    row(dl, "duration", took(hop) + (server ? " (" + hop.service +
-                                              "'s client)" : ""));
-    if (server) {
-      row(dl, "server", took(server) + " in " + server.service +
-                        (server.host ? " on " + server.host : "") +
-                        ", from +" + ms(server.start_ms));
-    }
-    row(dl, "status", hop.status);
-    if (server && server.status !== hop.status) {
-      row(dl, "server status", server.status);
-    }
-    row(dl, "request id", hop.request_id);
-    if (server) { row(dl, "server request id", server.request_id); }
-    row(dl, "hop id", hop.id);
-    if (server) { row(dl, "server hop id", server.id); }
-    panel.appendChild(dl);
-    panel.appendChild(html("h3", {}, "arguments"));
-    panel.appendChild(html("pre", {"class": "hop-args"},
-                           JSON.stringify(hop.details || {}, null, 2)));
-    var served = server && byId[server.id];
-    if (served) {
-      panel.appendChild(html("h3", {}, "the server's side (" +
-                                       server.service + ")"));
-      panel.appendChild(html("pre", {"class": "server-args"},
-                             JSON.stringify(served.details || {}, null, 2)));
-    }
-  }
-
   var source = document.getElementById("trace-data");
   var data = JSON.parse(source.textContent);
   var diagram = document.getElementById("diagram");
@@ -392,6 +330,7 @@
         }
       });
     }
+    J.onRender.forEach(function (hook) { hook(svg); });
   }
 
   // Lay out again when the diagram's width changes: a window resized,
@@ -404,6 +343,8 @@
   }
 
   var drawnAt = 0;
+  J.data = data;
+  J.onRender = J.onRender || [];
   render();
   if (window.ResizeObserver) {
     new window.ResizeObserver(refit).observe(diagram);

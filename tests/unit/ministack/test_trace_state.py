@@ -1,0 +1,269 @@
+"""The step-through's data (ministack/trace/state.py, course.py): the
+state of the volume, its attachment, connection_info and the BDM after
+each hop, derived from the trace and the request results alone (unknown
+when the trace does not show it), the failure and its recovery steps,
+and what the seed says of each step, on the fixture traces: an attach,
+a detach, a detach the guest refuses and an attach whose driver attach
+fails."""
+
+import copy
+
+import pytest
+
+from ministack.trace import course
+from ministack.trace import state
+from ministack.trace import web
+from tests.support import journey_traces as traces
+
+
+def _view(trace):
+    return web.view(trace)["trace"]
+
+
+def _hop(trace, ident):
+    return {hop["id"]: hop for hop in trace["hops"]}[ident]
+
+
+def _values(trace, ident):
+    return {name: field["value"]
+            for name, field in _hop(trace, ident)["state"].items()}
+
+
+def _without_sql(trace):
+    trace = copy.deepcopy(trace)
+    trace["hops"] = [hop for hop in trace["hops"] if hop["kind"] != "DB"]
+    return trace
+
+
+def test_the_attach_handshake_moves_the_volume_step_by_step():
+    trace = _view(traces.attach_trace())
+    first = _hop(trace, "hop-01")["state"]
+    assert first["volume"] == {
+        "value": "unknown", "known": False, "hop_id": None,
+        "why": "Cinder has not answered a call that sets it yet"}
+    assert first["attachment"]["value"] == "not created yet"
+    # reserve_block_device_name's handler created the BDM.
+    assert _values(trace, "hop-04")["bdm"] == "created (no connection_info)"
+    # attachment_create answered 200: reserved, an attachment reserved.
+    after = _hop(trace, "hop-06")
+    assert after["changed"] == ["volume", "attachment"]
+    assert _values(trace, "hop-06") == {
+        "volume": "reserved", "attachment": "reserved (no connector)",
+        "connection_info": "none yet",
+        "bdm": "created (no connection_info)"}
+    assert after["state"]["volume"]["why"] == \
+        "REST POST /v3/{project}/attachments (+77.9 ms) answered 200"
+    assert after["state"]["volume"]["hop_id"] == "hop-06"
+    # attachment_update with the connector: attaching, connection_info.
+    assert _values(trace, "hop-10") == {
+        "volume": "attaching", "attachment": "attaching (connector set)",
+        "connection_info": "returned by attachment_update",
+        "bdm": "created (connection_info not saved yet)"}
+    # The driver attach changes none of them.
+    assert _hop(trace, "hop-14")["changed"] == []
+    # The save hop (SQL traced): connection_info on the BDM.
+    assert _values(trace, "hop-16")["bdm"] == \
+        "created (connection_info saved)"
+    assert _values(trace, "hop-16")["connection_info"] == "saved on the BDM"
+    # os-complete 204: in-use, attached.
+    assert _values(trace, "hop-17")["volume"] == "in-use"
+    assert _values(trace, "hop-17")["attachment"] == "attached"
+    assert trace["failure"] is None
+    # A REST call's server side has its client's state.
+    assert _hop(trace, "hop-17-srv")["state"] == _hop(trace,
+                                                      "hop-17")["state"]
+
+
+def test_without_sql_the_bdm_save_is_unknown():
+    """A lab trace has no SQL hops: whether connection_info reached the
+    BDM is not in it, so the page says unknown, and why."""
+    trace = _view(_without_sql(traces.attach_trace()))
+    bdm = _hop(trace, "hop-10")["state"]["bdm"]
+    assert bdm["value"] == "created (connection_info saved: unknown)"
+    assert bdm["known"] is False
+    assert "OSPROFILER_TRACE_SQLALCHEMY=True" in bdm["why"]
+    end = _hop(trace, "hop-17")["state"]
+    assert end["bdm"]["known"] is False
+    assert end["connection_info"]["value"] == "returned by attachment_update"
+    assert end["volume"]["value"] == "in-use"
+
+
+def test_the_detach_unwinds_the_attachment():
+    trace = _view(traces.detach_trace())
+    assert {field["value"] for field in _hop(trace, "hop-01")["state"]
+            .values() if not field["known"]} == {"unknown"}
+    assert _values(trace, "hop-01")["bdm"] == "exists (nova-api found it)"
+    begin = _values(trace, "hop-03")
+    assert (begin["volume"], begin["attachment"]) == ("detaching", "attached")
+    assert "begins detaching only an attached volume" in \
+        _hop(trace, "hop-03")["state"]["attachment"]["why"]
+    assert _values(trace, "hop-07")["connection_info"] == \
+        "read from the BDM (driver_detach unplugs with it)"
+    delete = _hop(trace, "hop-12")
+    assert delete["changed"] == ["volume", "attachment", "bdm"]
+    assert _values(trace, "hop-12")["volume"] == "available"
+    assert _values(trace, "hop-12")["attachment"] == "deleted"
+    assert "multiattach" in delete["state"]["volume"]["why"]
+    # No SQL traced: the BDM's destroy is not in the trace.
+    assert delete["state"]["bdm"]["value"] == "unknown"
+    assert "destroys the BDM last" in delete["state"]["bdm"]["why"]
+    assert trace["failure"] is None
+    assert not [hop for hop in trace["hops"] if hop["course"]["recovery"]]
+
+
+def test_a_refused_detach_is_rolled_back_by_roll_detaching():
+    trace = _view(traces.failed_detach_trace())
+    failure = trace["failure"]
+    # The first failure with no failed hop inside it: the second unplug
+    # attempt (the compute's handler failed because of it).
+    assert failure["hop_id"] == "hop-06"
+    assert failure["path"] == "guest-refuses"
+    assert failure["title"] == \
+        "Guest refuses to release the disk on detach"
+    assert failure["steps"] == [{"step": "os-roll_detaching",
+                                 "hop_id": "hop-07", "note": None}]
+    assert "labels" not in failure
+    assert _hop(trace, "hop-06")["course"]["failure"] is True
+    assert _hop(trace, "hop-04")["course"]["failure"] is False
+    assert _hop(trace, "hop-07")["course"]["recovery"] == \
+        "os-roll_detaching"
+    assert _hop(trace, "hop-06")["changed"] == []
+    end = _values(trace, "hop-07")
+    assert end["volume"] == "in-use"
+    assert end["bdm"] == "kept"
+
+
+def test_a_failed_driver_attach_is_undone_as_the_seed_draws_it():
+    trace = _view(traces.failed_attach_trace())
+    failure = trace["failure"]
+    assert failure["hop_id"] == "hop-15"
+    assert failure["step"] == "virDomainAttachDeviceFlags"
+    assert failure["path"] == "driver-attach"
+    assert failure["title"] == course.RECOVERY_PATHS["driver-attach"][0]
+    assert [(step["step"], step["hop_id"]) for step in failure["steps"]] == [
+        ("disconnect", "hop-16"), ("secret removed", "hop-17"),
+        ("attachment_delete", "hop-18"), ("bdm.destroy", "hop-20")]
+    recovery = {hop["id"]: hop["course"]["recovery"]
+                for hop in trace["hops"] if hop["course"]["recovery"]}
+    # The tgt command under attachment_delete is part of it.
+    assert recovery["hop-19"] == "attachment_delete"
+    assert "hop-15" not in recovery and "hop-08" not in recovery
+    # Before the failure: connected, not saved; it changes nothing.
+    assert _values(trace, "hop-15")["volume"] == "attaching"
+    assert _hop(trace, "hop-15")["changed"] == []
+    # attachment_delete: the volume available again; the BDM destroyed.
+    assert _values(trace, "hop-18")["volume"] == "available"
+    assert _values(trace, "hop-18")["attachment"] == "deleted"
+    assert _values(trace, "hop-20")["bdm"] == "destroyed"
+
+
+def test_a_failed_attach_without_sql_lists_the_untraced_destroy():
+    trace = _view(_without_sql(traces.failed_attach_trace()))
+    steps = trace["failure"]["steps"]
+    assert steps[-1] == {"step": "bdm.destroy", "hop_id": None,
+                         "note": state.NO_SQL}
+    bdm = _hop(trace, "hop-15")["state"]["bdm"]
+    assert (bdm["value"], bdm["known"]) == ("unknown", False)
+    assert "destroys the BDM of a failed attach" in bdm["why"]
+
+
+def _failing(name, error, status=None):
+    trace = traces.attach_trace()
+    for hop in trace["hops"]:
+        if hop["name"] == name:
+            hop["error"] = error
+            if status is not None:
+                hop["status"] = status
+    return _view(trace)
+
+
+@pytest.mark.parametrize("name, path", [
+    ("reserve_block_device_name", "rpc-timeout"),
+    ("PUT /v3/{project}/attachments/{id}", "host-attach"),
+    ("POST /v3/{project}/attachments/{id}/action", "complete-fails"),
+    ("virDomainAttachDeviceFlags", "driver-attach"),
+])
+def test_each_failure_has_the_seeds_recovery_path(name, path):
+    trace = _failing(name, "Boom: <b>failed</b>", status=None)
+    assert trace["failure"]["path"] == path
+    expected = [step["step"] for step in trace["failure"]["steps"]]
+    assert expected[-1] == "bdm.destroy"
+
+
+def test_a_failed_request_changes_nothing():
+    """A REST call answered 500 does not move the volume: after the
+    failed attachment_update it is still reserved; the BDM, which the
+    manager destroys after a failed attach, is unknown (the trace has
+    no destroy of it)."""
+    trace = _failing("PUT /v3/{project}/attachments/{id}", None, status=500)
+    assert trace["failure"]["hop_id"] == "hop-10"
+    assert _hop(trace, "hop-10")["changed"] == ["bdm"]
+    assert _values(trace, "hop-10")["volume"] == "reserved"
+    assert _values(trace, "hop-10")["attachment"] == "reserved (no connector)"
+    assert _values(trace, "hop-10")["bdm"] == "unknown"
+
+
+@pytest.mark.parametrize("hop, step", [
+    ({"kind": "REST", "actor": "cinder", "name":
+      "POST /v3/{project}/attachments/{id}/action (os-complete)"},
+     "attachment_complete"),
+    ({"kind": "REST", "actor": "cinder", "name":
+      "POST /v3/{project}/volumes/{id}/action (os-roll_detaching)"},
+     "roll_detaching"),
+    ({"kind": "REST", "actor": "cinder",
+      "name": "DELETE /v3/{project}/attachments/{id}"}, "attachment_delete"),
+    ({"kind": "REST", "actor": "nova-api", "name":
+      "DELETE /v2.1/servers/{id}/os-volume_attachments/{id}"},
+     "detach request"),
+    ({"kind": "CALL", "actor": "rabbitmq",
+      "name": "reserve_block_device_name"}, "reserve_block_device_name"),
+    ({"kind": "CAST", "actor": "nova-compute", "name": "attach_volume"},
+     "attach_volume (host)"),
+    ({"kind": "LIBRARY", "actor": "nova-compute",
+      "name": "connect_volume (QEMU libiscsi)"}, "connect_volume"),
+    ({"kind": "LIBRARY", "actor": "nova-compute",
+      "name": "disconnect_volume (QEMU libiscsi)"}, "disconnect_volume"),
+    ({"kind": "LIBRARY", "actor": "guest", "name": "guest releases vdb"},
+     "guest releases"),
+    ({"kind": "COMMAND", "actor": "cinder", "name": "tgtadm target new"},
+     "export"),
+    ({"kind": "COMMAND", "actor": "cinder", "name": "tgtadm target unbind"},
+     "unexport"),
+    ({"kind": "DB", "actor": "nova-compute",
+      "name": "UPDATE block_device_mapping SET",
+      "details": {"statement": "UPDATE block_device_mapping SET "
+                               "connection_info=?, updated_at=? WHERE "
+                               "block_device_mapping.deleted = ?"}},
+     "bdm.save"),
+    ({"kind": "DB", "actor": "nova-compute", "name": "SELECT volumes.id"},
+     None),
+])
+def test_each_hop_has_the_seeds_step(hop, step):
+    assert course.step_of(hop) == step
+
+
+def test_what_the_seed_says_depends_on_the_journey():
+    attach = course.says("attachment_delete", "REST", "attach")
+    detach = course.says("attachment_delete", "REST", "detach")
+    assert "rollback" in attach and "frees the volume" in detach
+    assert "the only call of the handshake that returns it" in \
+        course.says("attachment_update", "REST", None)
+    assert course.says(None, "COMMAND", "attach") == \
+        course.KIND_SAYS["COMMAND"]
+    trace = _view(traces.attach_trace())
+    says = _hop(trace, "hop-07")["course"]["says"]
+    assert says.startswith("An RPC CAST, fire-and-forget")
+
+
+def test_every_lane_has_its_role():
+    data = web.view(traces.two_hosts_trace())
+    roles = {lane["lane"]: lane["role"] for lane in data["lanes"]}
+    assert roles["nova-compute@compute2"] == course.ROLES["nova-compute"]
+    assert all(roles.values())
+    assert set(course.ROLES) == {actor for actor, _ in web.ACTORS}
+
+
+def test_a_second_attach_of_one_session_starts_again():
+    trace = _view(traces.two_hosts_trace())
+    assert _values(trace, "b-hop-01")["attachment"] == "not created yet"
+    assert _values(trace, "b-hop-17")["volume"] == "in-use"
