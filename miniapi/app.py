@@ -46,6 +46,7 @@ from miniapi.api import instance_actions
 from miniapi.api import ips
 from miniapi.api import limits
 from miniapi.api import microversion
+from miniapi.api import server_external_events
 from miniapi.api import servers
 from miniapi.api import services
 from miniapi.api import versions
@@ -56,7 +57,8 @@ from miniapi.compute import api as compute_api
 # First path segments after /v2.1/ that are collections, not project ids.
 COLLECTIONS = ("servers", "flavors", "os-services", "images", "limits",
                "extensions", "os-instance-actions", "os-volumes",
-               "os-availability-zone", "os-hypervisors", "os-aggregates")
+               "os-availability-zone", "os-hypervisors", "os-aggregates",
+               "os-server-external-events")
 
 # A project segment must be followed by a resource path: /v2.1/<x> alone
 # is an unknown route (404), not an empty project URL.
@@ -127,6 +129,7 @@ def create_app(conf, transport=None, engine=None, volume_api=None,
                       flavor_access.bp, flavor_extra_specs.bp, services.bp,
                       images.bp, ips.bp, limits.bp, extensions.bp,
                       availability_zones.bp, volumes.bp, hypervisors.bp,
+                      server_external_events.bp,
                       aggregates.bp):
         app.register_blueprint(blueprint)
     faults.register(app)

@@ -20,6 +20,7 @@ from oslo_log import log as logging
 from oslo_utils import excutils
 
 from minicompute import exception
+from minicompute import external_events
 from minicompute import power_state
 from minicompute import rpcapi
 from minicompute import task_states
@@ -40,7 +41,7 @@ _VOLUME_ERRORS = (exception.InvalidVolume, exception.VolumeNotFound,
                   ms_exception.Forbidden, ms_exception.NotFound)
 
 
-class ComputeManager:
+class ComputeManager(external_events.ExternalEventsMixin):
     """RPC endpoints of ``minicompute.rpcapi.ComputeAPI`` for one host."""
 
     target = messaging.Target(version=rpcapi.ComputeAPI.VERSION)

@@ -58,9 +58,11 @@ class ComputeAPI:
     * 1.2 - attach_volume takes the volume's ``multiattach`` flag: the
       API has just read the volume, so the host need not GET it again.
     * 1.3 - get_host_uptime (call), for os-hypervisors.
+    * 1.5 - external_instance_event (cast): server external events
+      (``volume-extended``), to the host of the instances named.
     """
 
-    VERSION = "1.3"
+    VERSION = "1.5"
 
     def __init__(self, transport, timeout=None):
         """:param timeout: seconds a CALL waits (``rpc_call_timeout``)."""
@@ -139,6 +141,14 @@ class ComputeAPI:
         cctxt = self._prepare(instance, version="1.1")
         cctxt.cast(ctxt, "reboot_instance", instance=_primitive(instance),
                    reboot_type=reboot_type)
+
+    def external_instance_event(self, ctxt, instances, events, host):
+        """CAST: ``events`` (``name``, ``server_uuid``, ``tag``,
+        ``status``) for ``instances``, all on compute host ``host``."""
+        cctxt = self.client.prepare(server=host, version="1.5")
+        cctxt.cast(ctxt, "external_instance_event",
+                   instances=[_primitive(i) for i in instances],
+                   events=events)
 
     def get_host_uptime(self, ctxt, host):
         """CALL: the ``uptime`` line of compute host ``host``.

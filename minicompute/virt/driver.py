@@ -133,6 +133,12 @@ class ComputeDriver:
         """Target names (``vdb``...) of the disks the guest has now."""
         raise NotImplementedError()
 
+    def extend_volume(self, ctxt, connection_info, instance, new_size,
+                      mountpoint):
+        """Make the running guest see its volume at ``mountpoint`` grown
+        to ``new_size`` bytes (a ``volume-extended`` event)."""
+        raise NotImplementedError()
+
     # -- reconciliation (minicompute.reconcile, the attach flow's undo) ------
 
     def list_volume_disks(self, instance):

@@ -97,6 +97,14 @@ class FakeDriver(driver.ComputeDriver):
                 raise exception.DevicePathInUse(path=mountpoint)
             devices[dev] = connection_info
 
+    def extend_volume(self, ctxt, connection_info, instance, new_size,
+                      mountpoint):
+        self.calls.append(("extend_volume", instance["uuid"], mountpoint,
+                           new_size))
+        if getattr(self, "fail_extend", None) is not None:
+            exc, self.fail_extend = self.fail_extend, None
+            raise exc
+
     def detach_volume(self, ctxt, connection_info, instance, mountpoint):
         self.calls.append(("detach_volume", instance["uuid"], mountpoint))
         if self.fail_detach is not None:

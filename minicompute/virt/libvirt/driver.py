@@ -32,6 +32,7 @@ from minicompute.virt.libvirt import initiator
 from minicompute.virt.libvirt import instance_files
 from minicompute.virt.libvirt import node
 from minicompute.virt.libvirt import reboot as reboot_mod
+from minicompute.virt.libvirt import resize
 from minicompute.virt.libvirt.volume import iscsi
 from minicompute.virt.libvirt.volume import local
 from ministack import executor
@@ -40,7 +41,7 @@ from ministack.trace.profiler import span
 LOG = logging.getLogger(__name__)
 
 
-class LibvirtDriver(driver.ComputeDriver):
+class LibvirtDriver(resize.ResizeMixin, driver.ComputeDriver):
     supports_multiattach = True
 
     def __init__(self, conf, host=None):

@@ -38,7 +38,7 @@ def heartbeat(host):
 class FakeComputeManager:
     """RPC endpoint with the compute manager's method names."""
 
-    target = messaging.Target(version="1.3")
+    target = messaging.Target(version="1.5")
 
 
     def __init__(self, host):
@@ -105,6 +105,11 @@ class FakeComputeManager:
     def attach_volume(self, ctxt, instance, bdm, multiattach=None):
         self._record("attach_volume", instance=instance, bdm=bdm,
                      multiattach=multiattach, request_id=ctxt.request_id)
+
+    def external_instance_event(self, ctxt, instances, events):
+        self._record("external_instance_event",
+                     instances=[i["uuid"] for i in instances], events=events,
+                     request_id=ctxt.request_id)
 
     def detach_volume(self, ctxt, instance, volume_id, attachment_id=None):
         self._record("detach_volume", instance=instance,
