@@ -26,6 +26,22 @@ for svc in "${MINISTACK_SERVICES[@]}"; do
     [[ -r $TOP_DIR/lib/$svc ]] && source "$TOP_DIR/lib/$svc"
 done
 
+# A subnode (docs/multinode.md) owns only its compute host: the
+# controller's databases, broker, exports and accounts are not its to
+# remove.
+if is_subnode; then
+    start_libvirt
+    cleanup_minicompute
+    cleanup_libvirt
+    "$TOP_DIR/unstack.sh"
+    cleanup_image
+    echo_summary "Removing $DATA_DIR $CONF_DIR $STATUS_DIR"
+    remove_state "${DATA_DIR:?}" "${CONF_DIR:?}" "${STATUS_DIR:?}"
+    echo_summary "ministack subnode cleaned (its service stays in the controller's" \
+        "list until removed there: openstack compute service delete)"
+    exit 0
+fi
+
 # Cleanups that need the services running come first.
 # The guests are removed through libvirtd: start it if unstack.sh stopped
 # it (QEMU outlives libvirtd, so the domains are still there).
@@ -50,5 +66,5 @@ cleanup_lvm
 cleanup_image
 cleanup_upstream_tempest
 echo_summary "Removing $DATA_DIR $CONF_DIR $STATUS_DIR"
-rm -rf "${DATA_DIR:?}" "${CONF_DIR:?}" "${STATUS_DIR:?}"
+remove_state "${DATA_DIR:?}" "${CONF_DIR:?}" "${STATUS_DIR:?}"
 echo_summary "ministack lab cleaned"

@@ -166,8 +166,15 @@ init_permissions
 echo_summary "ministack lab is up ($((SECONDS - STACK_START))s)"
 printf '    %s\n' "${STACK_TIMINGS[@]}"
 echo "    transport_url: rabbit://$RABBIT_USERID:***@$RABBIT_HOST:$RABBIT_PORT/$RABBIT_VHOST"
-echo "    volume group:  $VOLUME_GROUP_NAME on $(backing_loop)"
-echo "    iSCSI portal:  $TGT_HOST:$TGT_PORT"
+if is_service_enabled lvm; then
+    echo "    volume group:  $VOLUME_GROUP_NAME on $(backing_loop)"
+fi
+if is_service_enabled tgt; then
+    echo "    iSCSI portal:  $TGT_HOST:$TGT_PORT"
+fi
+if is_subnode; then
+    echo "    subnode of:    $SERVICE_HOST (RabbitMQ, database, keystone, Cinder)"
+fi
 echo "    image:         $GUEST_IMAGE_NAME ($GUEST_IMAGE_ID) in $IMAGES_DIR"
 echo "    virt_type:     $(cat "$VIRT_TYPE_FILE" 2>/dev/null)"
 echo "    passwords:     $PASSWORDS_FILE (root only; local.conf settings win)"

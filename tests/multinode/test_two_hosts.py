@@ -67,7 +67,8 @@ def test_each_demo_server_is_on_its_host(hosts, first_host):
 def test_ministackctl_lists_every_hosts_services(hosts, first_host):
     done = login_shell.login_shell("ministackctl status")
     assert done.returncode == 0, done.stdout + done.stderr
-    services = {row.split()[0]: row for row in done.stdout.splitlines()[1:]}
+    table = done.stdout.split("\n\n", 1)[0]      # the services' table
+    services = {row.split()[0]: row for row in table.splitlines()[1:]}
     for name in hosts:
         if name == first_host:
             continue
