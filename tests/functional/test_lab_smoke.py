@@ -37,6 +37,7 @@ import uuid
 import pytest
 
 from ministack import images
+from tests.support import daemons
 from tests.support import waiting
 
 libvirt = pytest.importorskip("libvirt")
@@ -52,7 +53,7 @@ STATE_DIR = os.environ.get("MINISTACK_STATE_DIR", "/var/lib/ministack")
 VOLUME_GROUP = os.environ.get("MINISTACK_VOLUME_GROUP",
                               "stack-volumes-lvmdriver-1")
 IMAGE = os.environ.get("MINISTACK_IMAGE", "ministack-guest")
-PORTAL = (os.environ.get("MINISTACK_ISCSI_HOST", "127.0.0.1"),
+PORTAL = (daemons.PORTAL_IP,
           int(os.environ.get("MINISTACK_ISCSI_PORT", "3260")))
 IQN_PREFIX = "iqn.2010-10.org.openstack:volume-"
 

@@ -41,6 +41,24 @@ RABBIT_URL = (os.environ.get("MINISTACK_TRANSPORT_URL")
               or "rabbit://stackrabbit@127.0.0.1:5672/ministack")
 
 
+def _lab_portal_ip(path="/etc/ministack/minicinder.conf"):
+    """The address the lab's tgtd listens on (its minicinder's my_ip):
+    127.0.0.1 on a one-host lab, the lab link's address with more
+    compute hosts (docs/multinode.md)."""
+    parser = configparser.RawConfigParser()
+    try:
+        parser.read(path)
+    except (OSError, configparser.Error):
+        return None
+    return parser.get("DEFAULT", "target_ip_address", fallback=None) or \
+        parser.get("DEFAULT", "my_ip", fallback=None)
+
+
+#: Where a private stack's minicinder hands out its portal: the lab's tgtd.
+PORTAL_IP = (os.environ.get("MINISTACK_ISCSI_HOST") or _lab_portal_ip()
+             or "127.0.0.1")
+
+
 def free_port():
     """An unused TCP port on 127.0.0.1 (bind to port 0 and release it)."""
     with contextlib.closing(socket.socket()) as sock:

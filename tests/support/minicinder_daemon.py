@@ -56,6 +56,7 @@ class Daemon:
             "host": "ftest-%s" % uuid.uuid4().hex[:8],
             "state_path": str(tmp_path),
             "my_ip": "127.0.0.1",
+            "target_ip_address": daemons.PORTAL_IP,
             "osapi_volume_listen": "127.0.0.1",
             "osapi_volume_listen_port": str(self.port),
             "volume_group": volume_group,

@@ -204,6 +204,7 @@ class PrivateStack:
         return merge({
             "DEFAULT": self.common(
                 host="%scinder-%s" % (self.prefix, self.run),
+                target_ip_address=daemons.PORTAL_IP,
                 volume_group=VG, volume_name_template=self.volume_template,
                 volume_clear="none"),
             "database": {"connection": self.cinder_db}}, overrides)

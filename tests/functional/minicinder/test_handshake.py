@@ -13,6 +13,7 @@ from cinderclient import exceptions as cinder_exc
 from keystoneauth1 import noauth
 from keystoneauth1 import session as ks_session
 
+from tests.support import daemons
 from tests.support.minicinder_daemon import NOVA
 from tests.support.minicinder_daemon import PROJECT
 from tests.support.minicinder_daemon import iscsi_inq
@@ -63,7 +64,7 @@ def test_attachment_handshake_with_cinderclient(cinder, raw, make_volume,
     assert attachment.status == "attaching"
     assert info["driver_volume_type"] == "iscsi"
     assert info["target_iqn"] == iqn
-    assert info["target_portal"] == "127.0.0.1:3260"
+    assert info["target_portal"] == "%s:3260" % daemons.PORTAL_IP
     assert info["auth_method"] == "CHAP"
     assert cinder.volumes.get(volume_id).status == "attaching"
     assert iqn in target_names()
