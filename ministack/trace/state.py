@@ -193,12 +193,23 @@ def _path(origin, journey, hops, by_id):
         return "complete-fails"
     on_host = [a for a in [origin["id"]] + _ancestors(origin, by_id)
                if course.step_of(by_id[a]) == "attach_volume (host)"]
-    if on_host:
-        if step in _DRIVER_STEPS or origin.get("kind") == "LIBRARY" and \
-                origin.get("actor") in ("libvirt", "os-brick", "guest"):
-            return "driver-attach"
+    if not on_host:
+        return "api-attach"
+    if step in _DRIVER_STEPS or origin.get("kind") == "LIBRARY" and \
+            origin.get("actor") in ("libvirt", "os-brick", "guest"):
+        return "driver-attach"
+    if step != "attach_volume (host)":
         return "host-attach"
-    return "api-attach"
+    # The handler itself failed (what raised had no span of its own):
+    # how far it got says which step did.
+    ran = {course.step_of(hop) for hop in hops
+           if origin["id"] in _ancestors(hop, by_id)}
+    if ran & {"attachment_complete", "bdm.save"} or \
+            "complete" in (origin.get("error") or ""):
+        return "complete-fails"
+    if ran & set(_DRIVER_STEPS):
+        return "driver-attach"
+    return "host-attach"
 
 
 def failure(hops, journey):

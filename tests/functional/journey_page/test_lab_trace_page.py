@@ -11,7 +11,9 @@ the phases of each journey (the attach's, the detach's), one arrow per
 REST call (nova's client and cinder-api's entry of one request) and
 every lane inside the window; and that ``ministack-trace show`` prints
 the same page's URL. The pages are kept as screenshots
-(``browser.ARTIFACTS``/trace-page.png, trace-page-detach.png).
+(``browser.ARTIFACTS``/trace-page.png, trace-page-detach.png). Then it
+steps through both pages (each hop, the packet on it, the state after
+the handshake calls) and answers each quiz from its trace.
 """
 
 import os
@@ -207,3 +209,124 @@ def _assert_lanes_fit(driver):
     assert all(right <= fit["diagram_right"]
                for _, right in fit["labels"]), fit["labels"]
     assert fit["page"] <= fit["page_client"]
+
+
+# --- the step-through and the quiz of the real traces --------------------
+
+_STEP = """
+var panel = document.getElementById('step-panel');
+var state = {};
+Array.prototype.forEach.call(document.querySelectorAll('#step-state tr'),
+  function (tr) {
+    state[tr.getAttribute('data-field')] =
+      tr.querySelector('.value').textContent; });
+var dot = document.getElementById('packet');
+return {hop: panel.getAttribute('data-hop-id'),
+        kind: document.getElementById('step-kind').textContent,
+        name: document.getElementById('step-name').textContent.trim(),
+        says: document.getElementById('step-says').textContent,
+        packet: dot && dot.getAttribute('data-hop-id'),
+        recovery: !!document.getElementById('step-recovery'),
+        state: state};
+"""
+
+
+def _walk(driver, url):
+    """Every step of the page's step-through, by the right arrow key:
+    [{hop, kind, name, says, packet, recovery, state}]."""
+    from selenium.webdriver.common.keys import Keys
+    driver.set_window_size(browser.WIDTH, browser.HEIGHT)
+    driver.get(url)
+    body = driver.find_element("css selector", "body")
+    steps = []
+    for _ in driver.find_elements("css selector", "g.hop"):
+        body.send_keys(Keys.ARROW_RIGHT)
+        steps.append(driver.execute_script(_STEP))
+    assert browser.console_errors(driver) == []
+    from selenium.webdriver.support.ui import WebDriverWait
+    WebDriverWait(driver, 10).until(lambda d: d.execute_script(
+        "var dot = document.getElementById('packet');"
+        "return dot && dot.getAttribute('data-arrived') === 'true';"))
+    return steps
+
+
+def _after(steps, pattern):
+    """The state after the first step whose name matches ``pattern``."""
+    return [s for s in steps if re.search(pattern, s["name"])][0]["state"]
+
+
+def test_the_real_attach_steps_through(journey_output, driver):
+    attach, _ = _pages(journey_output)
+    steps = _walk(driver, attach)
+    assert all(s["kind"] in web.KINDS and s["says"] for s in steps)
+    assert all(s["packet"] == s["hop"] for s in steps)
+    assert not [s for s in steps if s["recovery"]]
+    created = _after(steps, r"^POST /v3/\{project\}/attachments$")
+    assert (created["volume"], created["attachment"]) == (
+        "reserved", "reserved (no connector)")
+    put = _after(steps, r"^PUT /v3/\{project\}/attachments/\{id\}$")
+    assert put["volume"] == "attaching"
+    assert put["connection_info"] == "returned by attachment_update"
+    end = steps[-1]["state"]
+    assert steps[-1]["name"].endswith("(os-complete)")
+    assert (end["volume"], end["attachment"]) == ("in-use", "attached")
+    # The lab traces no SQL by default: the save is unknown, not guessed.
+    assert end["bdm"] in ("created (connection_info saved: unknown)",
+                          "created (connection_info saved)")
+    browser.screenshot(driver, "trace-page-step-through-lab-attach")
+
+
+def test_the_real_detach_steps_through(journey_output, driver):
+    _, detach = _pages(journey_output)
+    steps = _walk(driver, detach)
+    assert all(s["packet"] == s["hop"] for s in steps)
+    begin = _after(steps, r"\(os-begin_detaching\)$")
+    assert (begin["volume"], begin["attachment"]) == ("detaching",
+                                                      "attached")
+    released = _after(steps, r"^DELETE /v3/\{project\}/attachments/\{id\}$")
+    assert (released["volume"], released["attachment"]) == ("available",
+                                                            "deleted")
+    assert not [s for s in steps if s["recovery"]]
+    browser.screenshot(driver, "trace-page-step-through-lab-detach")
+
+
+@pytest.mark.parametrize("journey", ["attach", "detach"])
+def test_the_real_quiz_answered_from_the_trace(journey_output, driver,
+                                               journey):
+    from selenium.webdriver.support.ui import Select
+    url = dict(zip(("attach", "detach"), _pages(journey_output),
+                   strict=True))[journey]
+    driver.set_window_size(browser.WIDTH, browser.HEIGHT)
+    driver.get(url + "/quiz")
+    questions = driver.execute_script(
+        "return JSON.parse(document.getElementById('quiz-data')"
+        ".textContent)")
+    by_id = {q["id"]: q for q in questions}
+    if journey == "attach":
+        info = by_id["q-connection-info"]
+        [put] = [o["label"] for o in info["options"]
+                 if o["value"] == info["answer"]]
+        assert put.startswith("attachment_update: REST PUT ")
+        assert by_id["q-available"]["answer"] == "nothing"
+    else:
+        assert by_id["q-connection-info"]["answer"] == "bdm"
+        assert by_id["q-available"]["answer"] == "detach"
+    for q in questions:
+        section = driver.find_element("id", q["id"])
+        if q["kind"] == "choice":
+            [radio] = [r for r in section.find_elements(
+                "css selector", "input[type=radio]")
+                if r.get_attribute("value") == q["answer"]]
+            radio.click()
+        else:
+            for item in q["items"]:
+                [select] = [s for s in section.find_elements(
+                    "css selector", "select")
+                    if s.get_attribute("data-item") == item["id"]]
+                Select(select).select_by_value(item["answer"])
+        section.find_element("css selector", "button.check").click()
+        assert section.get_attribute("data-result") == "right", q["id"]
+    assert driver.find_element("id", "score").text == "%d of %d right" % (
+        len(questions), len(questions))
+    assert browser.console_errors(driver) == []
+    browser.screenshot(driver, "trace-quiz-lab-%s" % journey)

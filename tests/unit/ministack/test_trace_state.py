@@ -267,3 +267,31 @@ def test_a_second_attach_of_one_session_starts_again():
     trace = _view(traces.two_hosts_trace())
     assert _values(trace, "b-hop-01")["attachment"] == "not created yet"
     assert _values(trace, "b-hop-17")["volume"] == "in-use"
+
+
+def _handler_fails(trace, error, drop=()):
+    """``trace`` whose compute handler failed with ``error`` in no span of
+    its own (an exception raised between the hops), without ``drop``."""
+    trace = copy.deepcopy(trace)
+    trace["hops"] = [hop for hop in trace["hops"] if hop["id"] not in drop]
+    for hop in trace["hops"]:
+        hop["error"] = error if hop["id"] == "hop-08" else None
+    return _view(trace)
+
+
+def test_a_handler_that_failed_by_itself_has_its_path():
+    """How far the handler got says which step failed: after the driver
+    attach (its disk then unplugged, the attachment deleted), or after
+    bdm.save (attachment_complete's failure)."""
+    failed = traces.failed_attach_trace()
+    driver = _handler_fails(failed, "VolumeAttachFailed: hot-plug landed")
+    assert driver["failure"]["hop_id"] == "hop-08"
+    assert driver["failure"]["path"] == "driver-attach"
+    assert [step["step"] for step in driver["failure"]["steps"]] == [
+        "disconnect", "secret removed", "attachment_delete", "bdm.destroy"]
+    complete = _handler_fails(traces.attach_trace(), "Boom", drop=(
+        "hop-17", "hop-17-srv"))
+    assert complete["failure"]["path"] == "complete-fails"
+    host = _handler_fails(failed, "Boom", drop=(
+        "hop-13", "hop-14", "hop-15"))
+    assert host["failure"]["path"] == "host-attach"
