@@ -147,8 +147,14 @@ class FakeComputeManager:
         return output.decode("ascii", "replace")
 
     def _casts_for(self, instance_uuid):
+        """The casts about one instance (a cast of several instances, as
+        ``external_instance_event``'s, names them in ``instances``)."""
+        def about(kwargs):
+            named = [kwargs["instance"]] if "instance" in kwargs else \
+                kwargs.get("instances", [])
+            return any(i.get("uuid") == instance_uuid for i in named)
         return [(name, kwargs) for name, kwargs in list(self.casts)
-                if kwargs["instance"]["uuid"] == instance_uuid]
+                if about(kwargs)]
 
     def wait_for_cast(self, name, instance_uuid, timeout=5):
         """The kwargs of the first cast of ``name`` for the instance.
