@@ -24,6 +24,11 @@ Prints a table and writes a PNG chart (a measurement, never a timed test):
   attachments, domain disks, libvirt secrets, file descriptors and RSS of
   the three daemons (``bench_attach_soak``).
 
+``--host HOST`` runs it all on that compute host of a lab of several
+(``bench_attach_hosts``): the servers pinned there, the floors' guests and
+CHAP secrets in its libvirtd, its initiator name, the lab's portal.
+Without it, the first host, as before.
+
 Everything it creates (servers, volumes, the floors' domains, LVs, targets
 and secrets) is removed on exit, also on failure or Ctrl-C; then
 ``ministack-audit`` runs and its exit code is printed.
@@ -32,6 +37,7 @@ Usage (root, after devstack/stack.sh)::
 
     /opt/stack/venv/bin/python tools/bench_attach.py --quick
     /opt/stack/venv/bin/python tools/bench_attach.py -n 20 -g 4 -v 8 -k 200
+    /opt/stack/venv/bin/python tools/bench_attach.py --quick --host compute2
 """
 
 import argparse
@@ -50,6 +56,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_attach_concurrency as concurrency  # noqa: E402
 import bench_attach_floor as floor  # noqa: E402
 import bench_attach_floor_concurrent as floor_concurrent  # noqa: E402
+import bench_attach_hosts as hosts  # noqa: E402
 import bench_attach_ledger as ledger  # noqa: E402
 import bench_attach_probes as probes  # noqa: E402
 import bench_attach_report as report  # noqa: E402
@@ -60,7 +67,6 @@ from bench_attach_report import say  # noqa: E402
 
 RUN = uuid.uuid4().hex[:8]
 VG = "stack-volumes-lvmdriver-1"
-URI = "qemu:///system"
 POLL = 0.02
 # Cinder's status is asked through its API every STATUS_POLL s only: each
 # GET costs the stack's API, Keystone token check and database what a
@@ -73,25 +79,46 @@ POLL = 0.02
 STATUS_POLL = 0.05
 ROW_POLL = 0.005
 TIMEOUT = 180
+#: A volume whose create failed is made again this many times at most.
+CREATE_RETRIES = 2
+
+
+class VolumeError(SystemExit):
+    """A volume went ``error`` while the bench waited for another
+    status (a SystemExit, as every failed wait of the bench)."""
 
 
 class Bench:
     """Everything the run creates, so :meth:`cleanup` can undo it."""
 
-    def __init__(self, args):
+    def __init__(self, args, site=None):
         self.args = args
+        #: the compute host it runs on (bench_attach_hosts.Site)
+        self.site = site or hosts.site(getattr(args, "host", None))
         self.cloud = probes.ReauthCloud(args.cloud)
-        self.conn = libvirt.open(URI)
+        # 2.74's host is the admin's: it creates pinned servers in the
+        # bench's project (as tools/journey.py --host does).
+        self.creator = self.cloud
+        if self.site.pinned and args.cloud != hosts.ADMIN_CLOUD:
+            self.creator = probes.ReauthCloud(
+                hosts.ADMIN_CLOUD, project=hosts.cloud_project(args.cloud))
+        self.conn = libvirt.open(self.site.libvirt_uri)
+        self.conns = {self.site.name: self.conn}   # host -> libvirt
         self.nova_db = journey.nova_db_url()
         self.cinder_rows = probes.CinderRows(journey.cinder_db_url())
         self.template = journey.instance_name_template()
         self.servers = {}       # id -> domain name
+        self.server_hosts = {}  # id -> compute host
         self.volumes = set()
         self.all_servers, self.all_volumes = set(), set()
-        self.floor = floor.Floor(self.conn, VG, RUN)
+        initiator = self.site.floor_initiator(RUN)
+        self.floor = floor.Floor(self.conn, VG, RUN,
+                                 portal=self.site.portal,
+                                 initiator=initiator)
         self.concurrent_floor = floor_concurrent.ConcurrentFloor(
-            self.conn, VG, RUN)
-        self.results = {}
+            self.conn, VG, RUN, uri=self.site.libvirt_uri,
+            portal=self.site.portal, initiator=initiator)
+        self.results = {"host": self.site.name}
 
     # --- API helpers ---------------------------------------------------
 
@@ -102,7 +129,10 @@ class Bench:
                                "imageRef": self.args.image,
                                "flavorRef": self.args.flavor,
                                "networks": "none"}}
-            sid = journey.check(self.cloud.compute("POST", "/servers", body),
+            if self.site.pinned:
+                body["server"]["host"] = self.site.name
+            sid = journey.check(self.creator.compute("POST", "/servers",
+                                                     body),
                                 202)["server"]["id"]
             self.servers[sid] = None
             self.all_servers.add(sid)
@@ -110,8 +140,12 @@ class Bench:
         for sid in ids:
             journey.wait("server %s ACTIVE" % sid, lambda s=sid: self._active(
                 s), timeout=300)
-            self.servers[sid] = probes.domain_name(self.nova_db, sid,
-                                                   self.template)
+            host, name = hosts.placement(self.nova_db, sid, self.template)
+            if self.site.pinned and host != self.site.name:
+                raise SystemExit("server %s is on %s, not on %s" % (
+                    sid, host, self.site.name))
+            self.server_hosts[sid] = host
+            self.servers[sid] = name
             guest_agent.wait_for_agent(self.domain(sid), timeout=120)
         return ids
 
@@ -123,8 +157,16 @@ class Bench:
                                                        server.get("fault")))
         return server["status"] == "ACTIVE"
 
+    def conn_of(self, host):
+        """A connection to ``host``'s libvirtd (opened once)."""
+        if host not in self.conns:
+            self.conns[host] = libvirt.open(self.site.uri_of(host))
+        return self.conns[host]
+
     def domain(self, sid):
-        return self.conn.lookupByName(self.servers[sid])
+        """The server's domain, through its own host's libvirtd."""
+        return self.conn_of(self.server_hosts[sid]).lookupByName(
+            self.servers[sid])
 
     def create_volume(self, name):
         vid = journey.check(self.cloud.volume("POST", "/volumes", {"volume": {
@@ -157,8 +199,58 @@ class Bench:
             marker = page[-1]["id"]
 
     def wait_status(self, vid, want, timeout=TIMEOUT):
-        journey.wait("volume %s %s" % (vid, want),
-                     lambda: self.volume_status(vid) == want, timeout)
+        """Wait for ``want``; a volume that went ``error`` (its create
+        failed) stops the wait at once (:class:`VolumeError`) instead of
+        at the time-out."""
+        def reached():
+            status = self.volume_status(vid)
+            if status == "error" and want != "error":
+                raise VolumeError("volume %s went error waiting for %s "
+                                  "(minicinder's log says why)" % (vid,
+                                                                  want))
+            return status == want
+        journey.wait("volume %s %s" % (vid, want), reached, timeout)
+
+    def create_volumes(self, names):
+        """Volumes ``names``, all created, then each waited for until
+        ``available``; those whose create failed are made again
+        (:meth:`make_again`)."""
+        vids = [self.create_volume(name) for name in names]
+        failed = []
+        for i, vid in enumerate(vids):
+            try:
+                self.wait_status(vid, "available")
+            except VolumeError:
+                failed.append(i)
+        return self.make_again(vids, names, failed)
+
+    def make_again(self, vids, names, failed, retries=CREATE_RETRIES):
+        """The volumes of ``vids`` at the indexes ``failed`` went
+        ``error`` (their create failed): each is deleted and created
+        again, one at a time, waited for until ``available``, up to
+        ``retries`` times; said, and counted in results["create_retries"].
+        The volumes exist before anything is timed, and a failed create
+        is for minicinder's log to explain, not the attach's figures.
+        Returns ``vids`` with the new ids."""
+        if not failed:
+            return vids
+        say("   note: %d volume create(s) went error (%s): deleted and "
+            "made again, one at a time" % (len(failed), ", ".join(
+                vids[i] for i in failed)))
+        self.results["create_retries"] = self.results.get(
+            "create_retries", 0) + len(failed)
+        for i in failed:
+            for attempt in range(1, retries + 1):
+                self.delete_volume(vids[i])
+                vids[i] = self.create_volume(names[i])
+                try:
+                    self.wait_status(vids[i], "available")
+                    break
+                except VolumeError:
+                    self.results["create_retries"] += 1
+                    if attempt == retries:
+                        raise
+        return vids
 
     def delete_volume(self, vid, wait=True):
         self.cloud.volume("DELETE", "/volumes/%s" % vid)
@@ -382,19 +474,25 @@ def main(argv=None):
     parser.add_argument("--png", default="/tmp/bench_attach.png")
     parser.add_argument("--skip", action="append", default=[],
                         choices=("latency", "concurrency", "soak"))
+    parser.add_argument("--host", default=None,
+                        help="the compute host to run on (servers pinned "
+                        "there by the admin, the floors in its libvirtd "
+                        "as its initiator); default: the first host")
     args = parser.parse_args(argv)
     if args.quick:
         args.n, args.g, args.v, args.k, args.warmup = 3, 2, 2, 5, 2
         args.rounds = 1
-    probes.describe_guest(args, URI)
+    site = hosts.site(args.host)
+    probes.describe_guest(args, site)
     # The agent is polled while guests boot: libvirt's default handler
     # would print every expected "not connected" to stderr.
     libvirt.registerErrorHandler(lambda *_: None, None)
     signal.signal(signal.SIGTERM, _interrupt)
-    bench = Bench(args)
+    bench = Bench(args, site)
     say("bench run %s: N=%d, %dx%d, K=%d, cloud %s; load %.2f on %d CPUs" % (
         RUN, args.n, args.g, args.v, args.k, args.cloud, os.getloadavg()[0],
         os.cpu_count()))
+    say("   on " + site.describe())
     audit_rc = png = None
     baseline = ledger.leak_snapshot(bench, VG)
     try:

@@ -157,10 +157,10 @@ def _stack(bench, sids, v, note, mark):
     then detached at once; ``mark(phase)`` names the CPU sampler's
     phase."""
     g = len(sids)
-    pairs = [(sid, bench.create_volume("c%d-%d" % (si, vi)))
+    names = [(sid, "c%d-%d" % (si, vi))
              for si, sid in enumerate(sids) for vi in range(v)]
-    for _, vid in pairs:
-        bench.wait_status(vid, "available")
+    pairs = list(zip([sid for sid, _ in names], bench.create_volumes(
+        [name for _, name in names]), strict=True))
     result = {"g": g, "v": v, "note": note}
     with concurrent.futures.ThreadPoolExecutor(len(pairs)) as pool:
         mark("stack attach-all")

@@ -11,6 +11,11 @@ image and flavor, outside nova (its domain name does not match
 ``instance_name_template``, so neither the reconciler nor the audit looks
 at it). Nothing on its path waits for anything correctness does not need:
 it is what the hardware and the components cost.
+
+On a lab of several compute hosts the bench hands it the connection to
+the libvirtd of the host it runs on (``bench_attach_hosts``), the portal
+the lab's tgtd listens on and the initiator name its disks present: its
+guest, secrets and iSCSI logins are then that host's.
 """
 
 import os
@@ -22,6 +27,7 @@ import uuid
 
 import libvirt
 
+from bench_attach_hosts import DEFAULT_PORTAL
 from bench_attach_probes import STATE_DIR
 from bench_attach_probes import GuestWaiter
 from minicinder.volume import lvm
@@ -40,13 +46,18 @@ class Floor:
 
     DEV = "vdb"
 
-    def __init__(self, conn, vg, run):
+    def __init__(self, conn, vg, run, portal=DEFAULT_PORTAL, initiator=None):
+        """:param portal: ``(address, port)`` of the lab's tgtd.
+        :param initiator: the IQN the disks present (default: the
+            bench's own, ``...:bench-RUN``)."""
         self.conn, self.run = conn, run
         self.lvm = lvm.LVM(vg)
         # Over tgtd's socket, as minicinder sends them: a tgtadm process
         # per request would slow the floor, not measure the hardware.
         self.tgt = tgt.TgtAdm(execute=tgtd_socket.execute)
-        self.initiator = "iqn.2004-10.org.ministack:bench-%s" % run
+        self.portal = tuple(portal)
+        self.initiator = initiator or \
+            "iqn.2004-10.org.ministack:bench-%s" % run
         self.tmp = None
         self.domain = None
         self.lvs, self.targets, self.secrets = set(), set(), set()
@@ -91,10 +102,7 @@ class Floor:
         self.secrets.add(usage)
         secret = self.conn.secretDefineXML(config.iscsi_secret_xml(usage))
         secret.setValue(password.encode())
-        disk = config.iscsi_disk_xml(
-            self.DEV, iqn=iqn, lun=1, host="127.0.0.1", serial=serial,
-            initiator_iqn=self.initiator, auth_username=user,
-            secret_usage=usage)
+        disk = self.disk_xml(self.DEV, iqn, serial, user, usage)
         dom.attachDeviceFlags(disk, libvirt.VIR_DOMAIN_AFFECT_LIVE)
         attached = time.perf_counter() - start
         visible = waiter.wait() - start
@@ -112,6 +120,15 @@ class Floor:
         self.lvm.delete_volume(name)
         self.lvs.discard(name)
         return attached, visible, gone, undone
+
+    def disk_xml(self, dev, iqn, serial, user, usage):
+        """The QEMU iSCSI network disk of target ``iqn``'s LUN 1 at the
+        lab's portal, logged in as :attr:`initiator` with CHAP ``user``
+        (the password in the libvirt secret ``usage``)."""
+        return config.iscsi_disk_xml(
+            dev, iqn=iqn, lun=1, host=self.portal[0], port=self.portal[1],
+            serial=serial, initiator_iqn=self.initiator,
+            auth_username=user, secret_usage=usage)
 
     def shutdown(self):
         if self.domain is not None:

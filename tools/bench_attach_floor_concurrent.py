@@ -27,6 +27,11 @@ are serialised in this process and retried when another process took the
 id, as minicinder's LVM driver does: that is what a correct concurrent
 export costs, not overhead.
 
+On a lab of several compute hosts the guests, secrets and removal events
+are those of the libvirtd of the host the bench runs on (``uri``), the
+disks name the lab's portal and present that host's initiator name
+(``bench_attach_hosts``).
+
 Each guest's :class:`Floor` records its domain, LVs, targets and secrets
 before they exist, so :meth:`ConcurrentFloor.cleanup` (called by the
 phase and again by the bench's clean-up, also after a failure or Ctrl-C)
@@ -44,6 +49,7 @@ import libvirt
 
 import bench_attach_probes as probes
 from bench_attach_floor import Floor
+from bench_attach_hosts import DEFAULT_PORTAL
 from bench_attach_report import say
 from minicompute.virt import device_names
 from minicompute.virt.libvirt import config
@@ -51,7 +57,6 @@ from minicompute.virt.libvirt import guest_agent
 from minicompute.virt.libvirt import host as libvirt_host
 from ministack import exception
 
-URI = "qemu:///system"
 #: g TCG guests booting at once on 2 cores (10 at once once missed 120 s).
 BOOT_TIMEOUT = 600
 SETTLE_TIMEOUT = 180
@@ -107,8 +112,13 @@ class ConcurrentFloor:
     :meth:`cleanup` always.
     """
 
-    def __init__(self, conn, vg, run):
+    def __init__(self, conn, vg, run, uri="qemu:///system",
+                 portal=DEFAULT_PORTAL, initiator=None):
+        """:param uri: the libvirtd of ``conn`` (its events are watched
+            on a connection of their own).
+        :param portal, initiator: as :class:`Floor`'s."""
         self.conn, self.vg, self.run_id = conn, vg, run
+        self.uri, self.portal, self.initiator = uri, portal, initiator
         self.floors = []        # a Floor per guest: domain, LVs, targets...
         self.events = None      # minicompute's Host: DEVICE_REMOVED events
         self._pool = None
@@ -124,10 +134,11 @@ class ConcurrentFloor:
         """Boot ``g`` guests at once and wait for their agents (here, in
         the main thread, so Ctrl-C interrupts the wait)."""
         self._closing.clear()
-        self.events = libvirt_host.Host(URI)
+        self.events = libvirt_host.Host(self.uri)
         self.events.get_connection()   # event loop + callbacks, before use
         for i in range(g):
-            floor = Floor(self.conn, self.vg, "%s-c%d" % (self.run_id, i))
+            floor = Floor(self.conn, self.vg, "%s-c%d" % (self.run_id, i),
+                          portal=self.portal, initiator=self.initiator)
             self.floors.append(floor)
             floor.boot(image, memory_mb, virt_type, wait=False)
         deadline = time.monotonic() + BOOT_TIMEOUT
@@ -217,10 +228,8 @@ class ConcurrentFloor:
             disk.usage))
         self._secrets[disk.name] = secret
         secret.setValue(password.encode())
-        self._xml[disk.name] = config.iscsi_disk_xml(
-            disk.dev, iqn=disk.iqn, lun=1, host="127.0.0.1",
-            serial=disk.serial, initiator_iqn=floor.initiator,
-            auth_username=user, secret_usage=disk.usage)
+        self._xml[disk.name] = floor.disk_xml(
+            disk.dev, disk.iqn, disk.serial, user, disk.usage)
         self._check()
         floor.domain.attachDeviceFlags(self._xml[disk.name],
                                        libvirt.VIR_DOMAIN_AFFECT_LIVE)

@@ -2,7 +2,8 @@
 
 :func:`leak_snapshot` counts everything an attach/detach can leave
 behind, host-wide (loop devices, LVs, targets, BDMs, attachments, domain
-disks, libvirt secrets) and the three daemons' file descriptors and RSS;
+disks, the libvirt secrets of the compute host the bench runs on) and
+the three daemons' file descriptors and RSS;
 :func:`our_residue` lists what is left of one run's own objects.
 """
 
@@ -50,9 +51,11 @@ def leak_snapshot(bench, vg):
         fallback="sqlite:////var/lib/ministack/cinder.sqlite")
     loops, _ = executor.execute("losetup", "--list", "--noheadings")
     disks = 0
-    for dom_name in filter(None, bench.servers.values()):
-        try:
-            xml = bench.conn.lookupByName(dom_name).XMLDesc(0)
+    for sid, dom_name in list(bench.servers.items()):
+        if not dom_name:
+            continue
+        try:    # through the server's own host's libvirtd
+            xml = bench.domain(sid).XMLDesc(0)
             disks += len(config.disk_target_devs(xml))
         except libvirt.libvirtError:
             pass
@@ -91,9 +94,12 @@ def our_residue(bench, vg, run):
                 if mine(v["name"])],
         "targets": [t["iqn"] for t in tgt.TgtAdm().show_targets()
                     if mine(t["iqn"])],
-        "secrets": [s.usageID() for s in (
-            bench.conn.secretLookupByUUIDString(u)
-            for u in bench.conn.listSecrets()) if mine(s.usageID() or "")],
+        # In every libvirtd the run reached (the floors' host's, and the
+        # hosts the scale run's servers landed on).
+        "secrets": [s.usageID() for conn in bench.conns.values()
+                    for s in (conn.secretLookupByUUIDString(u)
+                              for u in conn.listSecrets())
+                    if mine(s.usageID() or "")],
         "domains": [],
         "volumes": [],
     }

@@ -54,15 +54,18 @@ exit 2
 
 class ReauthCloud:
     """journey.Cloud that takes a new token on 401 (long soaks outlive
-    one) and pools enough connections for the concurrent phase."""
+    one) and pools enough connections for the concurrent phase;
+    ``project``: scoped to that project instead of the cloud's own (the
+    admin pinning servers in the bench's project)."""
 
-    def __init__(self, name):
-        self.name = name
+    def __init__(self, name, project=None):
+        self.name, self.project = name, project
         self._login()
 
     def _login(self):
         import requests.adapters
-        self._cloud = journey.Cloud.from_clouds_yaml(self.name)
+        self._cloud = journey.Cloud.from_clouds_yaml(self.name,
+                                                     project=self.project)
         adapter = requests.adapters.HTTPAdapter(pool_maxsize=64)
         self._cloud.http.mount("http://", adapter)
 
@@ -78,10 +81,6 @@ class ReauthCloud:
 
     def volume(self, *args, **kwargs):
         return self._call("volume", *args, **kwargs)
-
-
-def domain_name(nova_db, server_id, template):
-    return journey.Ledgers(nova_db).domain_name(server_id, template)
 
 
 class CinderRows:
@@ -176,9 +175,11 @@ def guest_serials(domain):
             if line.strip()]
 
 
-def describe_guest(args, uri):
+def describe_guest(args, site):
     """Fill in args.image_record, memory_mb and virt_type as nova sees
-    them, so the floor's guest is the same kind as the stack's."""
+    them, so the floor's guest is the same kind as the stack's (the
+    virt_type of the compute host ``site``, a bench_attach_hosts.Site,
+    the bench runs on)."""
     args.image_record = next(
         (i for i in images.list_images(root=IMAGES)
          if args.image in (i["name"], i["id"])), None)
@@ -192,8 +193,7 @@ def describe_guest(args, uri):
     if row is None:
         raise SystemExit("flavor %s not found" % args.flavor)
     args.memory_mb = row[0]
-    args.virt_type = journey._ini("/etc/ministack/minicompute.conf").get(
-        "libvirt", "virt_type", fallback="qemu")
+    args.virt_type = site.virt_type
 
 
 def vg_free_gib(vg):
@@ -214,7 +214,10 @@ def settle_volume(bench, server_id, volume_id, timeout=120):
     if server_id and volume["status"] in ("reserved", "attaching"):
         servers.add(server_id)
     deadline = time.monotonic() + timeout
-    while volume["status"] != "available" and time.monotonic() < deadline:
+    # An "error" volume (its create failed) is attached nowhere and
+    # never becomes available: nothing to wait for.
+    while volume["status"] not in ("available", "error") and \
+            time.monotonic() < deadline:
         if volume["status"] in ("in-use", "reserved", "error_detaching"):
             for sid in servers:
                 bench.detach(sid, volume_id)

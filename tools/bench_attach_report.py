@@ -91,7 +91,8 @@ def concurrency_floor_lines(conc, target=CONCURRENCY_TARGET):
 
 
 def report(res, audit_rc, png):
-    say("\n== attach/detach through the stack vs the raw floor (ms)")
+    say("\n== attach/detach through the stack vs the raw floor (ms)%s" % (
+        ", on compute host %s" % res["host"] if res.get("host") else ""))
     say("%-46s %5s %8s %8s %8s" % ("measure", "n", "median", "p90", "max"))
     rows = res.get("latency", {})
     labels = [
@@ -176,6 +177,10 @@ def report(res, audit_rc, png):
         say("(counts are host-wide; the soak volume's tgt export, built on "
             "its first attach and kept until the volume is deleted, by "
             "design, already exists after the warm-up)")
+    if res.get("create_retries"):
+        say("\nnote: %d volume create(s) went error and were made again "
+            "before the timed parts (minicinder's log says why)"
+            % res["create_retries"])
     say("\nleft of this run's own objects after clean-up: %s" % (
         res.get("ours") or "nothing"))
     say("ministack-audit exit code: %s (it audits the whole host, so "

@@ -23,6 +23,12 @@ and writes a PNG chart; it measures, it asserts nothing:
   Keystone, RabbitMQ, other), and each phase gets a verdict on the
   limiting resource (``bench_scale_stats.verdict``).
 
+Hosts: on a lab of several compute hosts the scheduler places the servers
+(fewest live instances first: they alternate between the hosts); each
+guest is probed through its own host's libvirtd, and the report says how
+many servers and attaches landed on each host. ``--host HOST`` pins them
+all to one host instead.
+
 Needs room: one 1 GiB LV per volume in the lab VG and a Cinder volume
 quota of ``--volumes`` more than the project uses. The quota is raised
 for the run (admin cloud) and put back afterwards; the VG is checked
@@ -53,6 +59,7 @@ import libvirt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_attach  # noqa: E402
+import bench_attach_hosts as hosts  # noqa: E402
 import bench_scale_report  # noqa: E402
 import bench_scale_room as room  # noqa: E402
 import bench_scale_stats as stats  # noqa: E402
@@ -67,11 +74,13 @@ class Scale(bench_attach.Bench):
     """bench_attach's Bench (boot, volumes, attach, settle, clean-up)
     plus the scale phases and the quota it raises."""
 
-    def __init__(self, args):
-        super().__init__(args)
+    def __init__(self, args, site=None):
+        super().__init__(args, site or hosts.site(args.host, spread=True))
         self.quota = room.VolumeQuota(
             self.cloud, self.cloud._cloud.volume_url.rsplit("/", 1)[1])
         self.results = {"cpu": {}, "latency": {}, "api_errors": {}}
+        if self.site.pinned:
+            self.results["host"] = self.site.name
 
     def delete_volume(self, vid, wait=True):
         """Bench's delete, but a volume the driver failed to clear
@@ -95,6 +104,10 @@ class Scale(bench_attach.Bench):
 
         journey.wait("volume %s deleted" % vid, gone, timeout=600)
         self.volumes.discard(vid)
+
+    def hosts_of(self, sids):
+        """``{server id: compute host}`` of ``sids``."""
+        return {sid: self.server_hosts.get(sid) for sid in sids}
 
     # --- phases --------------------------------------------------------
 
@@ -120,22 +133,35 @@ class Scale(bench_attach.Bench):
                                  self.cloud.compute("GET", "/servers/%s" % s)
                                  .status_code == 404)
                     del self.servers[sid]
+                    self.server_hosts.pop(sid, None)
         return sids
 
     def create_many(self, names):
+        """Volumes ``names``, 8 creates at a time, all ``available``;
+        those whose create failed are made again (Bench.make_again)."""
         with concurrent.futures.ThreadPoolExecutor(8) as pool:
             vids = list(pool.map(self.create_volume, names))
-        self.wait_many(vids, "available")
-        return vids
+        failed = self.wait_many(vids, "available", failed=True)
+        return self.make_again(vids, names, sorted(
+            vids.index(vid) for vid in failed))
 
-    def wait_many(self, vids, status):
-        pending = set(vids)
+    def wait_many(self, vids, status, failed=False):
+        """Wait until every volume of ``vids`` has ``status``.
+
+        :param failed: return the set of those that went ``error``
+            instead of stopping at the first (the others are waited for
+            all the same).
+        """
+        pending, went_error = set(vids), set()
         deadline = time.monotonic() + 600
         while pending and time.monotonic() < deadline:
             statuses = self.volume_statuses()
             for vid in list(pending):
                 got = statuses.get(vid, "gone")
                 if got == status:
+                    pending.discard(vid)
+                elif got == "error" and failed:
+                    went_error.add(vid)
                     pending.discard(vid)
                 elif got.startswith("error"):
                     raise SystemExit("volume %s went %s" % (vid, got))
@@ -144,6 +170,7 @@ class Scale(bench_attach.Bench):
         if pending:
             raise SystemExit("%d volumes never became %s" % (len(pending),
                                                             status))
+        return went_error
 
     def attach_all(self, pairs, pool):
         """Attach ``pairs`` at once, settle; then detach at once, settle.
@@ -192,6 +219,7 @@ class Scale(bench_attach.Bench):
             burst.update(self.detach_all(pairs, pool))
         self.sampler.mark(None)
         burst["errors"] = burst["attach_errors"] + burst["detach_errors"]
+        burst["hosts"] = hosts.per_host(self.hosts_of(sids), pairs)
         self.results["burst"] = burst
         return vids
 
@@ -262,6 +290,7 @@ class Scale(bench_attach.Bench):
             under.update(self.detach_all(pairs, pool))
         self.sampler.mark(None)
         under["count"] = len(pairs)
+        under["hosts"] = hosts.per_host(self.hosts_of(sids), pairs)
         self.results["under_load"] = under
 
 
@@ -287,6 +316,9 @@ def main(argv=None):
                         "together on 2 busy cores outlast the compute's "
                         "120 s guest-agent wait and fail the build")
     parser.add_argument("--idle-seconds", type=float, default=5.0)
+    parser.add_argument("--host", default=None,
+                        help="put every server on this compute host "
+                        "(default: where the scheduler places them)")
     parser.add_argument("--cloud", default="ministack-admin",
                         help="an admin cloud: the volume quota is raised")
     parser.add_argument("--image", default="ministack-guest")
@@ -307,6 +339,9 @@ def main(argv=None):
             bench_attach.RUN, args.servers, args.per_server, args.volumes,
             args.attaches, args.load_threads, args.cloud, os.getloadavg()[0],
             os.cpu_count()))
+    say("   hosts: %s" % (bench.site.describe() if bench.site.pinned else
+                          "placed by the scheduler over %s" % ", ".join(
+                              bench.site.known or ["this machine's one"])))
     audit_rc = png = None
     bench.sampler.start()
     try:
@@ -316,6 +351,9 @@ def main(argv=None):
         start = time.perf_counter()
         sids = bench.boot_servers()
         boot_wall = time.perf_counter() - start
+        say("   servers per host: %s" % ", ".join(
+            "%s %d" % (host, c["servers"]) for host, c in
+            hosts.per_host(bench.hosts_of(sids)).items()))
         say("== %d x %d attach-all, detach-all" % (args.servers,
                                                    args.per_server))
         vids = bench.burst(sids)

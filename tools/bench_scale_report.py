@@ -7,6 +7,21 @@ import bench_scale_stats as stats
 from bench_attach_report import say
 
 
+def host_rows(results):
+    """Per compute host: servers, attaches of the burst and attaches
+    under the API load (``bench_attach_hosts.per_host`` of each phase);
+    no rows when the run knew of no host."""
+    burst = (results.get("burst") or {}).get("hosts") or {}
+    under = (results.get("under_load") or {}).get("hosts") or {}
+    rows = []
+    for host in sorted(set(burst) | set(under), key=str):
+        got = burst.get(host) or under.get(host)
+        rows.append((str(host), str(got["servers"]),
+                     str((burst.get(host) or {}).get("attaches", 0)),
+                     str((under.get(host) or {}).get("attaches", 0))))
+    return rows
+
+
 def report(results, audit_rc, png):
     say()
     for fault in results.get("boot_faults", []):
@@ -29,6 +44,14 @@ def report(results, audit_rc, png):
                                                   burst["detach_codes"])),
             ("duplicate device names", str(burst["dup_devices"]), ""),
         ], ("phase", "wall", "errors")))
+    rows = host_rows(results)
+    if rows:
+        say()
+        say("== per compute host%s" % (
+            " (all pinned to %s)" % results["host"] if results.get("host")
+            else " (placed by the scheduler)"))
+        say(stats.format_table(rows, ("host", "servers", "burst attaches",
+                                      "attaches under load")))
     if results.get("latency"):
         say()
         under = results.get("under_load", {})
@@ -55,6 +78,10 @@ def report(results, audit_rc, png):
         say("== limiting resource per phase")
         for phase, summary in cpu.items():
             say("   %-22s %s" % (phase + ":", stats.verdict(summary)))
+    if results.get("create_retries"):
+        say()
+        say("note: %d volume create(s) went error and were made again "
+            "(minicinder's log says why)" % results["create_retries"])
     errors = (burst or {}).get("errors", 0) + sum(
         results.get("under_load", {}).get(k, 0)
         for k in ("attach_errors", "detach_errors")) + sum(
