@@ -26,6 +26,7 @@ translates both into its own exceptions.
 import logging
 import threading
 
+from minicinder.volume import locks
 from minicinder.volume import loop_device
 from ministack import exception
 from ministack import executor
@@ -126,14 +127,24 @@ class LVM:
             return
         args = ["-n", name, "-L", "%dg" % size_gb, "--alloc", "contiguous",
                 "--yes"]
-        where = ()
-        if not self.device_mapper:
-            # Nothing can be activated or zeroed without device-mapper.
-            args.extend(["-an", "-Zn"])
+        if self.device_mapper:
+            LOG.info("Creating LV %s (%s GiB)", self._lv(name), size_gb)
+            self._lvm("lvcreate", *args, self.vg_name)
+            return
+        # Nothing can be activated or zeroed without device-mapper.
+        args.extend(["-an", "-Zn"])
+        # The extents are chosen, then taken: two creates at once (API
+        # workers are processes) must not choose the same range, nor a
+        # create the room an extend is growing into.
+        with locks.lock(self._extents_lock):
             where = self._room_to_grow(size_gb)
-        LOG.info("Creating LV %s (%s GiB)%s", self._lv(name), size_gb,
-                 " at %s" % where[0] if where else "")
-        self._lvm("lvcreate", *args, self.vg_name, *where)
+            LOG.info("Creating LV %s (%s GiB)%s", self._lv(name), size_gb,
+                     " at %s" % where[0] if where else "")
+            self._lvm("lvcreate", *args, self.vg_name, *where)
+
+    @property
+    def _extents_lock(self):
+        return "minicinder-vg-extents-%s" % self.vg_name
 
     def _room_to_grow(self, size_gb):
         """Where a new contiguous LV should go so it can grow in place.
@@ -186,7 +197,8 @@ class LVM:
             args.extend(["--alloc", "contiguous"])
         LOG.info("Extending LV %s to %s GiB", self._lv(name), size_gb)
         try:
-            self._lvm("lvextend", *args, self._lv(name))
+            with locks.lock(self._extents_lock):
+                self._lvm("lvextend", *args, self._lv(name))
         except exception.ProcessExecutionError as exc:
             if not self.device_mapper and "contiguous" in (exc.stderr or ""):
                 raise NoContiguousSpace(vg=self.vg_name, name=name) from exc

@@ -345,3 +345,68 @@ def test_reduce_volume_is_lvreduce():
     vg.reduce_volume("volume-a", 1)
     assert fake.commands("lvreduce")[0][-4:] == ("-f", "-L", "1g",
                                                  VG + "/volume-a")
+
+
+class _RacyLVM:
+    """An executor that is a tiny VG: ``pvs --segments`` shows its free
+    area, ``lvcreate PV:a-b`` takes extents a..b and fails as LVM does
+    when any is taken. ``pvs`` reads the VG, then waits for a second
+    reader (up to 0.3 s) before it answers, so two unserialised creates
+    always see the same free area."""
+
+    def __init__(self, extents=2048):
+        import threading
+        self.taken = []            # (first, last)
+        self.extents = extents
+        self.lock = threading.Lock()
+        self.readers = threading.Barrier(2, timeout=0.3)
+
+    def __call__(self, *argv, **kwargs):
+        import threading
+        if argv[0] == "lvs":
+            return "", ""
+        if argv[0] == "pvs":
+            with self.lock:
+                seen = _segments(*self._rows())
+            try:
+                self.readers.wait()
+            except threading.BrokenBarrierError:
+                pass          # serialised: nobody else was reading
+            return seen, ""
+        if argv[0] == "lvcreate":
+            first, last = map(int, argv[-1].split(":")[1].split("-"))
+            with self.lock:
+                if any(a <= last and first <= b for a, b in self.taken):
+                    raise exception.ProcessExecutionError(
+                        cmd=argv, exit_code=5,
+                        stderr="Insufficient free space")
+                self.taken.append((first, last))
+            return "", ""
+        return "", ""
+
+    def _rows(self):
+        rows, at = [], 0
+        for first, last in sorted(self.taken):
+            if first > at:
+                rows.append(("/dev/loop1", at, first - at, ""))
+            rows.append(("/dev/loop1", first, last - first + 1, "lv"))
+            at = last + 1
+        if at < self.extents:
+            rows.append(("/dev/loop1", at, self.extents - at, ""))
+        return rows
+
+
+def test_creates_at_once_do_not_pick_the_same_extents():
+    """minicinder's API workers create volumes at once: each create's
+    choice of extents and its lvcreate are one step under the VG's
+    extents lock, so none fails with 'Insufficient free space' (4 of 4
+    creates at once went error on the lab before)."""
+    import concurrent.futures
+    fake = _RacyLVM()
+    vg = lvm.LVM(VG, execute=fake, device_mapper=False)
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        done = [pool.submit(vg.create_volume, "volume-%d" % i, 1)
+                for i in range(4)]
+        for future in done:
+            future.result()
+    assert len(fake.taken) == 4
