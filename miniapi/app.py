@@ -46,6 +46,7 @@ from miniapi.api import instance_actions
 from miniapi.api import ips
 from miniapi.api import limits
 from miniapi.api import microversion
+from miniapi.api import ministack_faults
 from miniapi.api import server_external_events
 from miniapi.api import servers
 from miniapi.api import services
@@ -53,12 +54,14 @@ from miniapi.api import versions
 from miniapi.api import volume_attachments
 from miniapi.api import volumes
 from miniapi.compute import api as compute_api
+from miniapi.compute import faults as compute_faults
 
 # First path segments after /v2.1/ that are collections, not project ids.
 COLLECTIONS = ("servers", "flavors", "os-services", "images", "limits",
                "extensions", "os-instance-actions", "os-volumes",
                "os-availability-zone", "os-hypervisors", "os-aggregates",
-               "os-server-external-events")
+               "os-server-external-events",
+               "os-ministack-faults")
 
 # A project segment must be followed by a resource path: /v2.1/<x> alone
 # is an unknown route (404), not an empty project URL.
@@ -117,6 +120,10 @@ def create_app(conf, transport=None, engine=None, volume_api=None,
     app.config["COMPUTE_API"] = compute_api.API(
         volume_api, compute_rpcapi, down_time=conf.api.service_down_time,
         image_dir=conf.api.image_dir)
+    # ministack-fault's extension (miniapi.api.ministack_faults).
+    app.config["FAULT_OPERATIONS"] = compute_faults.FaultOperations(
+        volume_api, compute_rpcapi, conf.api.service_down_time,
+        conf.rpc_call_timeout)
     app.config["MAX_LIMIT"] = conf.api.max_limit
     app.config["INSTANCE_NAME_TEMPLATE"] = conf.instance_name_template
     app.json.sort_keys = False
@@ -130,7 +137,7 @@ def create_app(conf, transport=None, engine=None, volume_api=None,
                       images.bp, ips.bp, limits.bp, extensions.bp,
                       availability_zones.bp, volumes.bp, hypervisors.bp,
                       server_external_events.bp,
-                      aggregates.bp):
+                      aggregates.bp, ministack_faults.bp):
         app.register_blueprint(blueprint)
     faults.register(app)
     app.before_request(_before_request)

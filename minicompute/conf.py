@@ -134,23 +134,6 @@ then is rebooted HARD (powered off and on).
 """),
 ]
 
-fault_injection_group = cfg.OptGroup(
-    "fault_injection", title="Test-only fault injection")
-
-fault_injection_opts = [
-    cfg.BoolOpt("enabled", default=False,
-                help="""
-FOR TESTS ONLY. Never set this in a real deployment.
-
-When true, an attach of a volume whose display name contains
-``inject-fault-driver_attach`` fails right after the disk was hot-plugged,
-and one whose name contains ``inject-fault-attachment_complete`` fails
-instead of calling Cinder's os-complete. The recovery tests use these two
-points for failures that cannot be made from outside at a precise moment
-(see minicompute/fault_injection.py).
-"""),
-]
-
 cinder_opts = [
     cfg.StrOpt("endpoint_template",
                default="http://127.0.0.1:8776/v3/%(project_id)s",
@@ -213,5 +196,4 @@ def list_opts():
     """For oslo-config-generator (entry point ``minicompute``)."""
     return [(compute_group, compute_opts),
             (libvirt_group, libvirt_opts),
-            (cinder_group, cinder_opts),
-            (fault_injection_group, fault_injection_opts)] + rpc.list_opts()
+            (cinder_group, cinder_opts)] + rpc.list_opts()

@@ -4,7 +4,8 @@ This is the only module that knows the topic (``compute``) and the method
 names the compute manager serves; miniapi (and the tests) call these
 methods, never ``oslo_messaging`` directly. Every message goes to the
 compute host that owns the instance (``server=instance['host']``), or
-to the host it names (``get_host_uptime``).
+to the host it names (``get_host_uptime``, the fault calls), or, for
+:meth:`ComputeAPI.drop_fault_everywhere`, to every host (fanout).
 
 Arguments are keyword-only on the wire. ``instance`` and ``bdm`` travel as
 plain dicts (``minicompute.db.api.to_dict``); the manager reloads the
@@ -21,6 +22,10 @@ from minicompute.db import api as db_api
 # The topic every compute host listens on; the server name is its
 # ``[DEFAULT] host``, so a message reaches exactly one host.
 RPC_TOPIC = "compute"
+
+#: Seconds a fault CALL waits for its host: an operator's command, not an
+#: attach, and a host that does not answer is reported, not waited for.
+FAULT_CALL_TIMEOUT = 10
 
 
 def _host(instance):
@@ -58,6 +63,9 @@ class ComputeAPI:
     * 1.2 - attach_volume takes the volume's ``multiattach`` flag: the
       API has just read the volume, so the host need not GET it again.
     * 1.3 - get_host_uptime (call), for os-hypervisors.
+    * 1.4 - arm_fault, list_faults, disarm_faults (calls) and
+      disarm_faults as a fanout cast: ministack-fault's faults, held in
+      each host's memory (``minicompute.faults``).
     * 1.5 - external_instance_event (cast): server external events
       (``volume-extended``), to the host of the instances named.
     """
@@ -169,3 +177,44 @@ class ComputeAPI:
         return cctxt.call(ctxt, "get_console_output",
                           instance=_primitive(instance),
                           tail_length=tail_length)
+
+    # -- ministack-fault (1.4) -
+
+    def _fault_call(self, ctxt, host, method, **kwargs):
+        cctxt = self.client.prepare(server=host, version="1.4",
+                                    timeout=FAULT_CALL_TIMEOUT)
+        try:
+            return cctxt.call(ctxt, method, **kwargs)
+        except messaging.MessagingTimeout:
+            raise exception.ComputeServiceUnavailable(host=host) from None
+
+    def arm_fault(self, ctxt, host, fault):
+        """CALL: arm ``fault`` (the record miniapi built) on ``host``.
+
+        :returns: the fault as the host holds it.
+        :raises ComputeServiceUnavailable: the host did not answer in time.
+        """
+        return self._fault_call(ctxt, host, "arm_fault", fault=fault)
+
+    def list_faults(self, ctxt, host):
+        """CALL: ``{"host", "armed": [...], "fired": [...]}`` of ``host``.
+
+        :raises ComputeServiceUnavailable: the host did not answer in time.
+        """
+        return self._fault_call(ctxt, host, "list_faults")
+
+    def disarm_faults(self, ctxt, host, name=None, fault_id=None,
+                      reason=None):
+        """CALL: disarm ``name``'s faults (or ``fault_id``, or all) on
+        ``host``; returns those removed.
+
+        :raises ComputeServiceUnavailable: the host did not answer in time.
+        """
+        return self._fault_call(ctxt, host, "disarm_faults", name=name,
+                                fault_id=fault_id, reason=reason)
+
+    def drop_fault_everywhere(self, ctxt, fault_id, reason):
+        """CAST to every compute host (fanout): forget fault ``fault_id``
+        (a one-shot fault fired on one host; the others drop their copy)."""
+        cctxt = self.client.prepare(fanout=True, version="1.4")
+        cctxt.cast(ctxt, "disarm_faults", fault_id=fault_id, reason=reason)

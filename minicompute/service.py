@@ -12,6 +12,12 @@ tracker), which is what os-hypervisors shows and the API schedules to.
 
 The pieces are injectable (``transport``, ``driver``, ``volume_api``), so
 unit tests run the same service on ``fake:/`` with the fake driver.
+
+The service also holds this host's armed faults (``minicompute.faults``:
+``ministack-fault``), in memory only: it serves their RPC endpoint next
+to the manager, and puts their fault points around the driver, the
+Cinder adapter and the manager's endpoint. With nothing armed the points
+only forward; a restarted host has nothing armed.
 """
 
 import threading
@@ -19,11 +25,13 @@ import threading
 import oslo_messaging as messaging
 from oslo_log import log as logging
 
-from minicompute import fault_injection
 from minicompute import manager
 from minicompute import reconcile
 from minicompute import resource_tracker
 from minicompute import rpcapi
+from minicompute.faults import endpoint as fault_endpoint
+from minicompute.faults import points as fault_points
+from minicompute.faults import registry as fault_registry
 from minicompute.volume import cinder
 from ministack import config
 from ministack import context
@@ -43,16 +51,30 @@ class ComputeService:
     def __init__(self, conf, transport, driver, volume_api):
         self.conf = conf
         self.transport = transport
+        self._stop = threading.Event()
+        self.faults = fault_registry.ArmedFaults(
+            conf.host, on_shot=self._drop_fault_everywhere)
+        self._fault_rpcapi = rpcapi.ComputeAPI(transport)
+        driver, volume_api = fault_points.wrap(conf, self.faults, driver,
+                                               volume_api)
         self.driver = driver
         self.manager = manager.ComputeManager(conf, driver, volume_api)
         self.reconciler = reconcile.Reconciler(conf, self.manager)
         self.resource_tracker = resource_tracker.ResourceTracker(conf,
                                                                  driver)
         target = messaging.Target(topic=rpcapi.RPC_TOPIC, server=conf.host)
-        self.server = rpc.get_server(transport, target, [self.manager])
-        self._stop = threading.Event()
+        self.server = rpc.get_server(transport, target, [
+            fault_points.ReplyHoldingEndpoint(self.manager, self.faults,
+                                              self._stop),
+            fault_endpoint.FaultEndpoint(self.faults)])
         self._heartbeat_thread = None
         self._reconcile_thread = None
+
+    def _drop_fault_everywhere(self, armed):
+        """A one-shot fault fired here: the other hosts drop their copy."""
+        self._fault_rpcapi.drop_fault_everywhere(
+            context.get_admin_context(), armed.id,
+            "dropped: fired on host %s" % self.conf.host)
 
     def heartbeat(self):
         """One heartbeat; failures are logged, never fatal."""
@@ -162,6 +184,4 @@ def build(conf):
     rpc.check_broker(transport)
     driver = load_driver(conf)
     driver.check_host()  # tools + libvirt reachable: fail before serving
-    # Test-only: wrapped only when [fault_injection] enabled is true.
-    driver, volume_api = fault_injection.wrap(conf, driver, cinder.API(conf))
-    return ComputeService(conf, transport, driver, volume_api)
+    return ComputeService(conf, transport, driver, cinder.API(conf))

@@ -77,7 +77,14 @@ class ComputeDriver:
 
     def power_on(self, ctxt, instance):
         """Start the defined guest; volumes in its definition come back
-        with it."""
+        with it. A paused guest (:meth:`pause`) is resumed."""
+        raise NotImplementedError()
+
+    def pause(self, instance):
+        """Stop the running guest's vCPUs (``virsh suspend``): it keeps
+        its memory and devices but answers nothing, an unplug request
+        included, until :meth:`power_on` resumes it. ``detach-refused``
+        of ``ministack-fault`` makes a real guest refuse a detach so."""
         raise NotImplementedError()
 
     def reboot(self, ctxt, instance, reboot_type):

@@ -3,7 +3,8 @@
 It keeps each instance's power state and attached devices in dicts and
 can be told to fail the next attach or detach (``fail_attach`` /
 ``fail_detach``), which is how unit tests reach every undo path of the
-attach and detach flows without libvirt.
+attach and detach flows without libvirt. A paused guest (``pause``)
+refuses every detach, as a real one cannot answer the unplug request.
 """
 
 import threading
@@ -62,7 +63,12 @@ class FakeDriver(driver.ComputeDriver):
         self._get(instance)["power"] = power_state.SHUTDOWN
 
     def power_on(self, ctxt, instance):
+        self.calls.append(("power_on", instance["uuid"]))
         self._get(instance)["power"] = power_state.RUNNING
+
+    def pause(self, instance):
+        self.calls.append(("pause", instance["uuid"]))
+        self._get(instance)["power"] = power_state.PAUSED
 
     def reboot(self, ctxt, instance, reboot_type):
         self.calls.append(("reboot", instance["uuid"], reboot_type))
@@ -111,6 +117,9 @@ class FakeDriver(driver.ComputeDriver):
             exc, self.fail_detach = self.fail_detach, None
             raise exc
         dev = mountpoint.rpartition("/")[2]
+        if self._get(instance)["power"] == power_state.PAUSED:
+            raise exception.DeviceDetachFailed(
+                device=dev, reason="the paused guest did not release it")
         devices = self._get(instance)["devices"]
         if dev not in devices:
             raise exception.DiskNotFound(location=mountpoint)

@@ -9,12 +9,14 @@ libvirt), with settings that make faults quick to observe:
 * minicinder checks its exports every 2 s (rebuilt after a tgtd restart);
 * the RPC queues are durable (ministack's default ``amqp_durable_queues``);
 * minicompute detaches with 2 attempts of 4 s (path 4), gives Cinder
-  10 s per request with one retry, reconciles every 3 s with a 10 s
-  grace, and has the test-only fault injection ON (paths 1 and 2; it only
-  fires for volumes named ``inject-fault-<point>``).
+  10 s per request with one retry, and reconciles every 3 s with a 10 s
+  grace.
 
-:meth:`Stack.audit` runs ``ministack-audit --json`` on this stack's
-configs.
+:meth:`Stack.arm_fault` arms one of the seed's failures through the
+stack's own compute API (``/v2.1/os-ministack-faults``, the mechanism
+``ministack-fault`` drives on the lab: held in minicompute's memory, one
+shot by default). :meth:`Stack.audit` runs ``ministack-audit --json`` on
+this stack's configs.
 """
 
 import contextlib
@@ -41,6 +43,21 @@ class Stack(dict):
             ready = daemons.http_ready("/")
         self[name] = daemons.restart_daemon(old, ready, timeout)
         return self[name]
+
+    def arm_fault(self, name, volume_id=None, server_id=None,
+                  seconds=None):
+        """Arm fault ``name`` (``minicompute.faults.catalog``) as an admin
+        arms it; returns the armed fault."""
+        fault = {"name": name}
+        for key, value in (("volume_id", volume_id),
+                           ("server_id", server_id),
+                           ("for_seconds", seconds)):
+            if value is not None:
+                fault[key] = value
+        resp = self["nova"].req("POST", "/os-ministack-faults",
+                                json={"fault": fault})
+        assert resp.status_code == 200, resp.text
+        return resp.json()["fault"]
 
     def audit(self, *extra):
         """``ministack-audit --json`` on this stack: (rc, report)."""
@@ -82,8 +99,7 @@ def fault_stack(tmp, prefix, databases=None):
                         "reconcile_grace": 10},
             "libvirt": {"device_detach_attempts": 2,
                         "device_detach_timeout": 4},
-            "cinder": {"http_timeout": 10, "http_retries": 1},
-            "fault_injection": {"enabled": "true"}})
+            "cinder": {"http_timeout": 10, "http_retries": 1}})
         stack.update(cinder=cinder, api=api, compute=compute,
                      cinder_api=journey.Cinder(cinder.url),
                      nova=journey.Nova(api.url),

@@ -4,8 +4,7 @@ Guests are direct-kernel-boot domains named ``instance-%08x`` that boot
 from their own files in ``<instances_path>/<uuid>/`` (a qcow2 overlay over
 the registered image's disk, so the image is never written, and copies of
 its kernel and ramdisk; ``instance_files.py`` says why and with which
-permissions). XML comes from ``config.py``; libvirt itself only through
-``host.py`` / ``guest.py``.
+permissions). XML comes from ``config.py``; libvirt only via ``host.py``.
 
 Volumes: a per-``driver_volume_type`` volume driver connects the volume on
 the host and builds the ``<disk>``; this module hot-plugs it live and into
@@ -157,6 +156,11 @@ class LibvirtDriver(resize.ResizeMixin, driver.ComputeDriver):
             guest.launch()
             guest_agent.wait_for_agent(
                 guest.domain, timeout=self.conf.compute.build_timeout)
+        else:
+            guest.resume()      # a paused one; a running one is left
+
+    def pause(self, instance):
+        self.host.get_guest(instance["name"]).pause()
 
     def reboot(self, ctxt, instance, reboot_type):
         """SOFT: ACPI power button, wait, start (HARD if it will not stop);
@@ -199,11 +203,9 @@ class LibvirtDriver(resize.ResizeMixin, driver.ComputeDriver):
         """Whether another guest on this host uses the same connection.
 
         Only a multiattach volume can be (its one target serves every
-        guest it is attached to); any other volume has a target of its
-        own, so its guests' XML is not fetched and parsed (one XMLDesc
-        per guest on the host, on every detach; issue 16). Upstream's
-        ``_should_disconnect_target`` asks the same question first.
-        """
+        guest); for any other the guests' XML is not read (one XMLDesc per
+        guest, on every detach; issue 16), as upstream's
+        ``_should_disconnect_target`` asks first."""
         if not connection_info.get("multiattach"):
             return False
         key = vol_driver.source_key(connection_info)

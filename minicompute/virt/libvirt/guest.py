@@ -83,6 +83,15 @@ class Guest:
         self._call("shutdown", self._domain.shutdownFlags,
                    libvirt.VIR_DOMAIN_SHUTDOWN_ACPI_POWER_BTN)
 
+    def pause(self):
+        """Stop the vCPUs (virDomainSuspend)."""
+        self._call("suspend", self._domain.suspend)
+
+    def resume(self):
+        """Run a paused domain again (virDomainResume); others are left."""
+        if self.get_power_state() == power_state.PAUSED:
+            self._call("resume", self._domain.resume)
+
     def get_power_state(self):
         state = self._call("state query", self._domain.info)[0]
         return _POWER_STATES.get(state, power_state.NOSTATE)

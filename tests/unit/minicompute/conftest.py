@@ -1,7 +1,7 @@
 """Fixtures of the minicompute unit tests: the nova DB, contexts, and the
 compute manager's stack (a ComputeService over fake:/ RPC with the fake
 driver and the fake Cinder of ``tests.support.fake_cinder``, and one
-ACTIVE server on it) that the manager, reboot/console, fault-injection and
+ACTIVE server on it) that the manager, reboot/console, fault and
 reconciler tests share."""
 
 import oslo_messaging as messaging
