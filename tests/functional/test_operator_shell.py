@@ -31,7 +31,8 @@ def lab():
 
 
 @pytest.mark.parametrize("client", ["openstack", "cinder", "nova",
-                                    "ministack-audit", "ministack-guest"])
+                                    "ministack-audit", "ministack-fault",
+                                    "ministack-guest"])
 def test_clients_are_on_path(client):
     done = login_shell("command -v %s && %s --help" % (client, client))
     assert done.returncode == 0, done.stderr[-500:]
@@ -71,9 +72,13 @@ def test_clouds_yaml_works_from_a_new_shell():
 def test_ministackctl_status_table_and_restart():
     done = login_shell("ministackctl status")
     assert done.returncode == 0, done.stdout + done.stderr[-500:]
-    rows = done.stdout.splitlines()
+    table, _, faults = done.stdout.partition("\n\n")
+    rows = table.splitlines()
     assert rows[0].split() == ["SERVICE", "PID", "UP", "SINCE", "HEALTH"]
     services = {row.split()[0]: row for row in rows[1:]}
+    # Then what ministack-fault has armed: nothing, on a lab at rest.
+    assert faults.splitlines()[:2] == ["FAULTS (ministack-fault status)",
+                                       "no fault armed"], faults
     expected = {"rabbitmq", "memcached", "tgtd", "libvirtd", "keystone",
                 "minicinder", "miniapi", "minicompute"}
     if _deployed_database_type() in ("mysql", "mariadb"):

@@ -69,6 +69,24 @@ EXPECTED = {
     ("docs/security.md", "file-modes"): (
         "600 root:root /etc/ministack/passwords",),
     ("README.md", "journey"): ("volume in-use", "journey complete in "),
+    # each fault's recovery path, named and found clean by watch
+    ("docs/learn-by-breaking-it.md", "before"): (
+        "driver-attach", "FAULTS (ministack-fault status)"),
+    ("docs/learn-by-breaking-it.md", "driver-attach"): (
+        "armed driver-attach", "recovery path 1,",
+        "clean: the seed's end state."),
+    ("docs/learn-by-breaking-it.md", "attachment-complete"): (
+        "recovery path 2,", "clean: the seed's end state."),
+    ("docs/learn-by-breaking-it.md", "reserve-timeout"): (
+        "refused after the timeout", "recovery path 3,",
+        "clean: the seed's end state."),
+    ("docs/learn-by-breaking-it.md", "detach-refused"): (
+        "recovery path 4,", "clean: the seed's end state."),
+    ("docs/learn-by-breaking-it.md", "window"): (
+        "every match, 120s left", "disarmed attachment-complete",
+        "no fault armed"),
+    ("docs/learn-by-breaking-it.md", "not-an-admin"): (
+        "refused (HTTP 403)",),
     ("docs/performance.md", "bench-quick"): (
         "attach ratio", "left of this run's own objects after clean-up: "
         "nothing"),
