@@ -32,10 +32,13 @@ import urllib.parse
 
 from keystoneauth1 import exceptions as ks_exceptions
 from keystoneauth1 import session as ks_session
+from osprofiler import web as osprofiler_web
 import requests
 
 from minicinder import exception
 from ministack.identity import client as identity_client
+from ministack.trace import naming
+from ministack.trace.profiler import span
 
 LOG = logging.getLogger(__name__)
 
@@ -179,10 +182,9 @@ class API:
         url = "%s/os-server-external-events" % self.endpoint
         body = {"events": [{"name": "volume-extended", "server_uuid": server,
                             "tag": volume_id} for server in server_ids]}
+        headers = self._service_headers(ctxt)
         try:
-            resp = self.session.post(url, json=body,
-                                     headers=self._service_headers(ctxt),
-                                     timeout=self.timeout)
+            resp = self._post_traced(url, body, headers)
         except requests.RequestException as exc:
             raise exception.ComputeAPIUnavailable(
                 reason="POST %s failed: %s" % (url, exc)) from exc
@@ -205,3 +207,22 @@ class API:
                 "Nova answered %s to volume-extended of %s on server %s",
                 code, volume_id, server)
         return codes
+
+    def _post_traced(self, url, body, headers):
+        """The POST, as cinder-volume's REST hop to nova-api when the
+        extend is traced: osprofiler's trace headers go with it, so
+        nova-api's entry, its cast and the compute host's resize are the
+        trace's next hops (``ministack-trace show``)."""
+        path = urllib.parse.urlsplit(url).path
+        with span("nova", "REST", naming.rest_name("POST", path),
+                  actor="nova-api", details=lambda: {
+                      "method": "POST", "path": path,
+                      "side": "client"}) as sp:
+            resp = self.session.post(
+                url, json=body, timeout=self.timeout,
+                headers=dict(headers, **osprofiler_web.get_trace_id_headers()))
+            if sp.active:
+                sp.set(status=resp.status_code,
+                       nova_request_id=resp.headers.get(
+                           "x-openstack-request-id"))
+            return resp

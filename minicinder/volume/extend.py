@@ -25,6 +25,7 @@ from minicinder import exception
 from minicinder.db import models
 from minicinder.volume import locks
 from minicinder.volume import states
+from ministack.trace import profiler as trace_profiler
 
 LOG = logging.getLogger(__name__)
 
@@ -35,8 +36,21 @@ class ExtendJobs:
 
     def extend_volume_async(self, volume_id, new_size, attached=False,
                             ctx=None):
-        return self.executor.submit(self.extend_volume, volume_id, new_size,
-                                    attached=attached, ctx=ctx)
+        """The extend in the manager's pool, inside the request's trace
+        (when it has one): cinder-volume's hops follow the os-extend's."""
+        return self.executor.submit(
+            trace_profiler.carried(self._traced_extend), volume_id,
+            new_size, attached=attached, ctx=ctx)
+
+    def _traced_extend(self, volume_id, new_size, attached=False,
+                       ctx=None):
+        with trace_profiler.span(
+                "cinder", "LIBRARY", "extend_volume", actor="cinder",
+                details=lambda: {"volume_id": volume_id,
+                                 "new_size": new_size,
+                                 "attached": attached}):
+            return self.extend_volume(volume_id, new_size,
+                                      attached=attached, ctx=ctx)
 
     def extend_volume(self, volume_id, new_size, attached=False, ctx=None):
         """extending -> available (or in-use) at ``new_size`` GiB, or

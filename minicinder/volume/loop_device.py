@@ -24,6 +24,8 @@ import os
 import struct
 import time
 
+from ministack.trace.profiler import span
+
 LOG = logging.getLogger(__name__)
 
 LOOP_SET_STATUS64 = 0x4C04
@@ -43,6 +45,13 @@ def set_sizelimit(path, size):
     :raises OSError: the ioctl failed (not a loop device, no permission,
         EAGAIN five times).
     """
+    # A cinder-volume hop of a traced extend, as its commands are.
+    with span("loop", "LIBRARY", "ioctl LOOP_SET_STATUS64", actor="cinder",
+              details=lambda: {"device": path, "sizelimit": int(size)}):
+        return _set_sizelimit(path, size)
+
+
+def _set_sizelimit(path, size):
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
         for attempt in range(1, _RETRIES + 1):

@@ -267,8 +267,12 @@ def _hop(span):
     if kind not in KINDS:
         kind = "LIBRARY"
     host = own.get("host") or span["host"] or start_info.get("host")
-    if service == "cinder-api" and kind in ("COMMAND", "LIBRARY"):
-        service = "cinder-volume"  # minicinder runs both in one process
+    if service == "cinder-api" and (kind in ("COMMAND", "LIBRARY") or (
+            kind == "REST" and isinstance(details, dict) and
+            details.get("side") == "client")):
+        # minicinder runs both in one process; cinder-volume is also
+        # what calls nova (a volume-extended event)
+        service = "cinder-volume"
     if service == "cinder-volume":
         host = own.get("volume_host") or host
     if actor not in ACTORS:

@@ -13,6 +13,8 @@ Which journey (:func:`journey_of`), first hop in start order that says:
 * the compute API's entry: ``POST .../os-volume_attachments`` is an
   attach, ``DELETE .../os-volume_attachments/{id}`` a detach;
 * else the cast: ``attach_volume`` or ``detach_volume``;
+* Cinder's entry of an ``os-extend`` action, or the cast
+  ``external_instance_event``: an extend of an attached volume (3.42);
 * else None (another request, or a trace without the API's entry):
   labelled with the attach's rules, as before there were two.
 
@@ -45,18 +47,32 @@ The detach (``begin_detaching``, ``cast``, ``unplug + disconnect``,
    A guest that refuses: driver_detach calls ``os-roll_detaching`` in
    this phase (the seed's "driver_detach ... A guest refusal triggers
    roll_detaching"), and no ``attachment_delete`` phase follows.
+
+The extend (``extend``, ``volume-extended``, ``cast``, ``resize``),
+first match wins:
+
+1. ``resize``: the compute's handler of the CAST and all it does on
+   the host (Cinder's new size read, ``virDomainBlockResize``).
+2. ``cast``: a CAST made by a client (``external_instance_event``).
+3. ``volume-extended``: cinder-volume's ``POST
+   /v2.1/os-server-external-events`` and nova-api's entry of it.
+4. ``extend``: Cinder's ``os-extend`` entry and cinder-volume's work
+   under it (``lvextend``, ``LOOP_SET_STATUS64``, tgt's LUN reopened).
 """
 
 import re
 
 ATTACH = "attach"
 DETACH = "detach"
+EXTEND = "extend"
 ATTACH_PHASES = ("reserve", "cast", "connect/attach", "complete")
 DETACH_PHASES = ("begin_detaching", "cast", "unplug + disconnect",
                  "attachment_delete")
+EXTEND_PHASES = ("extend", "volume-extended", "cast", "resize")
 #: The phases of each journey, in order (None: labelled as the attach).
 PHASES = {ATTACH: ATTACH_PHASES, DETACH: DETACH_PHASES,
-          None: ATTACH_PHASES}
+          EXTEND: EXTEND_PHASES, None: ATTACH_PHASES}
+_EXTEND_CAST = "external_instance_event"
 
 _COMPLETE_ACTIONS = ("os-complete", "os-roll_detaching", "os-detach",
                      "os-unreserve")
@@ -85,9 +101,14 @@ def journey_of(hops):
             if method == "DELETE" and \
                     re.search(r"/os-volume_attachments/[^/]+$", path):
                 return DETACH
+        if hop["kind"] == "REST" and hop["actor"] == "cinder" and \
+                (hop["details"] or {}).get("action") == "os-extend":
+            return EXTEND
         if hop["kind"] == "CAST" and \
                 hop["name"] in ("attach_volume", "detach_volume"):
             return ATTACH if hop["name"] == "attach_volume" else DETACH
+        if hop["kind"] == "CAST" and hop["name"] == _EXTEND_CAST:
+            return EXTEND
     return None
 
 
@@ -95,6 +116,8 @@ def own_phase(journey, hop):
     """The phase the rules give ``hop`` itself (None: its parent's)."""
     if journey == DETACH:
         return _detach_phase(hop)
+    if journey == EXTEND:
+        return _extend_phase(hop)
     return _attach_phase(hop)
 
 
@@ -141,4 +164,17 @@ def _detach_phase(hop):
     if kind == "CAST":
         return "cast" if hop["actor"] == "rabbitmq" \
             else "unplug + disconnect"
+    return None
+
+
+def _extend_phase(hop):
+    kind = hop["kind"]
+    if kind == "CAST":
+        return "cast" if hop["actor"] == "rabbitmq" else "resize"
+    if kind == "REST":
+        method, path = _rest(hop)
+        if method == "POST" and path.endswith("/os-server-external-events"):
+            return "volume-extended"
+        if (hop["details"] or {}).get("action") == "os-extend":
+            return "extend"
     return None

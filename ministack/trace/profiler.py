@@ -252,6 +252,37 @@ def traced(category, kind, name, actor=None, details=None):
     return decorator
 
 
+def carried(func):
+    """``func`` for another thread (an executor's) to run in this
+    thread's trace, its spans children of the current one: what the RPC
+    context's ``trace_info`` does across a message
+    (:class:`ministack.rpc.RequestContextSerializer`). minicinder's
+    volume manager runs an extend in its pool this way, so the trace of
+    the ``os-extend`` request goes on through the backend and Nova.
+
+    Outside a trace: ``func`` itself. The worker thread's trace is
+    cleaned after ``func`` (a pooled thread must not keep it).
+    """
+    import functools
+
+    prof = profiler.get()
+    if prof is None:
+        return func
+    info = {"hmac_key": prof.hmac_key, "base_id": prof.get_base_id(),
+            "parent_id": prof.get_id()}
+
+    @functools.wraps(func)
+    def run(*args, **kwargs):
+        # init() keeps a profiler the thread already has: clean first.
+        profiler.clean()
+        profiler.init(**info)
+        try:
+            return func(*args, **kwargs)
+        finally:
+            profiler.clean()
+    return run
+
+
 # --- SQL statements (trace_sqlalchemy) ---------------------------------------
 
 def _before_execute(conn, cursor, statement, parameters, context,
