@@ -20,6 +20,13 @@ Usage (as root, after devstack/stack.sh)::
     /opt/stack/venv/bin/python tools/journey.py [--cloud ministack]
     /opt/stack/venv/bin/python tools/journey.py --ensure-server   # boot only
     /opt/stack/venv/bin/python tools/journey.py --host compute2   # 2nd host
+    /opt/stack/venv/bin/python tools/journey.py --extend   # + extend
+
+With ``--extend`` the attached volume also grows by 1 GiB before the
+detach (Cinder 3.42's extend of an in-use volume, asked at 3.71): every
+ledger shows the new size -- Cinder, the LV, tgt's LUN, ``virsh
+domblklist``/``domblkinfo``, the BDM and the guest -- and the extend's
+hops are printed as the attach's are (journey_extend.py).
 
 With ``--host HOST`` (a lab of more than one compute host) the journey
 walks on the demo server of that host, ``demo-HOST``: the admin boots it
@@ -35,6 +42,7 @@ import json
 import sys
 import time
 
+import journey_extend
 import journey_lab as lab
 import journey_trace
 # The bench tools use these through this module (journey.Cloud, ...).
@@ -124,7 +132,7 @@ def show_ledgers(cloud, ledgers, server, volume_id, domain):
         say("      " + line)
 
 
-def walk(cloud, ledgers, server, tracing):
+def walk(cloud, ledgers, server, tracing, extend=False):
     server_id = server["id"]
     domain = ledgers.domain_name(server_id, instance_name_template())
     say("server  %s (%s), libvirt domain %s, %s, on compute host %s" % (
@@ -175,6 +183,9 @@ def walk(cloud, ledgers, server, tracing):
         say("   guest disk serials (virtio serial = volume id[:20]): %s" %
             " ".join(out.split()))
         tracing.show("attach", attach_trace, "attach_volume")
+        if extend:
+            journey_extend.walk(cloud, ledgers, server, volume_id, domain,
+                                tracing)
 
         heading("Detach: nova-api begin_detaching (volume detaching), casts "
                 "detach_volume; compute unplugs with retries, "
@@ -202,7 +213,7 @@ def walk(cloud, ledgers, server, tracing):
         actions = check(cloud.compute(
             "GET", "/servers/%s/os-instance-actions" % server_id,
             version="2.84"), 200)["instanceActions"]
-        for action in actions[:2]:
+        for action in actions[:3 if extend else 2]:
             detail = check(cloud.compute(
                 "GET", "/servers/%s/os-instance-actions/%s" % (
                     server_id, action["request_id"]), version="2.84"),
@@ -242,6 +253,9 @@ def main(argv=None):
                         help="the server to walk on (default: demo)")
     parser.add_argument("--no-trace", action="store_true",
                         help="do not trace the attach and the detach")
+    parser.add_argument("--extend", action="store_true",
+                        help="after the attach, extend the volume by 1 GiB "
+                             "(3.71) and show every ledger, then detach")
     args = parser.parse_args(argv)
     cloud = (Cloud.noauth() if args.noauth
              else Cloud.from_clouds_yaml(args.cloud))
@@ -261,7 +275,7 @@ def main(argv=None):
     start = time.monotonic()
     tracing = (journey_trace.Tracing(off="--no-trace") if args.no_trace
                else journey_trace.Tracing.from_config())
-    walk(cloud, ledgers, server, tracing)
+    walk(cloud, ledgers, server, tracing, extend=args.extend)
     say()
     say("journey complete in %.1f s" % (time.monotonic() - start))
     return 0
