@@ -1,5 +1,5 @@
-"""docs/journey.md's "Follow the journey" table names functions that
-exist (the table README used to hold)."""
+"""docs/journey.md's "Follow the journey" table (the one README used to
+hold) and its extend's table name functions that exist."""
 
 import ast
 import os
@@ -10,10 +10,16 @@ PAGE = os.path.join(REPO, "docs", "journey.md")
 CELL = re.compile(r"`([a-z_/]+\.py):([A-Za-z_.]+)`")
 
 
+def _section(text, title):
+    return text.split("\n## %s\n" % title, 1)[1].split("\n## ", 1)[0]
+
+
 def _map():
+    """The attach's and detach's table, and the extend's."""
     with open(PAGE) as handle:
         text = handle.read()
-    return text.split("\n## Follow the journey\n", 1)[1].split("\n## ", 1)[0]
+    return _section(text, "Follow the journey") + _section(
+        text, "Extend an attached volume")
 
 
 def _defined(path):
