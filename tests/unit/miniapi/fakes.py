@@ -148,11 +148,13 @@ class FakeComputeManager:
 
     def _casts_for(self, instance_uuid):
         """The casts about one instance (a cast of several instances, as
-        ``external_instance_event``'s, names them in ``instances``)."""
+        ``external_instance_event``'s, names them in ``instances``; some
+        casts name an instance by its uuid alone)."""
         def about(kwargs):
             named = [kwargs["instance"]] if "instance" in kwargs else \
-                kwargs.get("instances", [])
-            return any(i.get("uuid") == instance_uuid for i in named)
+                kwargs.get("instances") or []
+            return any((i.get("uuid") if isinstance(i, dict) else i)
+                       == instance_uuid for i in named)
         return [(name, kwargs) for name, kwargs in list(self.casts)
                 if about(kwargs)]
 
