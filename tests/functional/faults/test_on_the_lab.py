@@ -11,8 +11,11 @@ volume list``), ``virsh domblklist``, the server's event, and a clean
 fault is gone once it fired, and a restart of minicompute disarms
 everything.
 
-The page that teaches the same, docs/learn-by-breaking-it.md, is run as
-typed by tests/quickstart/test_doc_blocks.py.
+The page that teaches them, docs/learn-by-breaking-it.md, marks its four
+fault blocks ``<!-- run-in: functional -->``: they run here, once, as
+typed, and these tests check what the page's ``watch`` does not show
+(the event's fault, the daemons' logs, the fault's host); its other
+blocks run in tests/quickstart/test_doc_blocks.py.
 """
 
 import configparser
@@ -23,8 +26,10 @@ import shutil
 import pytest
 import sqlalchemy
 
-from tests.support.login_shell import login_shell
+from tests.support import doc_blocks
 from tests.support import waiting
+from tests.support.login_shell import login_shell
+from tests.support.login_shell import script
 
 pytestmark = pytest.mark.slow
 
@@ -112,23 +117,6 @@ def _arm(line):
     return done.stdout
 
 
-def _watch(vid, recovery_path):
-    done = sh("ministack-fault watch --volume %s" % vid, timeout=900)
-    assert "the seed's recovery path %d," % recovery_path in done.stdout
-    assert done.stdout.rstrip().endswith("clean: the seed's end state."), \
-        done.stdout[-3000:]
-    return done.stdout
-
-
-def _fired(vid):
-    """The one firing for ``vid``; nothing left armed (one shot)."""
-    state = _status()
-    assert state["faults"] == [], state
-    fired = [f for f in state["fired"] if f["volume_id"] == vid]
-    assert len(fired) == 1, state
-    return fired[0]
-
-
 def _bdm_devices(vid):
     """The device of each live BDM row of ``vid``: the seed's SQL on
     block_device_mapping (the API hides a BDM without attachment_id from
@@ -161,94 +149,92 @@ def _audit_clean():
     assert done.returncode == 0 and report["found"] == [], report["found"]
 
 
-def _assert_detached_end_state(demo, vid):
-    """Paths 1 to 3: available, no attachment, no BDM, no disk."""
-    shown = _json("openstack %s volume show %s -f json" % (DEMO, vid))
-    assert shown["status"] == "available" and shown["attachments"] == []
-    assert _json("openstack %s --os-volume-api-version 3.44 volume "
-                 "attachment list --volume-id %s -f json" % (DEMO, vid)) \
-        == []
-    assert _bdm_devices(vid) == []
-    assert vid not in _domblklist(demo)
-    _audit_clean()
+PAGE = "docs/learn-by-breaking-it.md"
+
+
+def _page_block(name):
+    """The page's block ``name`` (marked ``<!-- run-in: functional -->``:
+    this test is where it runs, once, as typed)."""
+    [block] = [b for b in doc_blocks.blocks(PAGE) if b.name == name]
+    assert block.run_in == "functional", block.id
+    return block
+
+
+def _run_page_block(name, path, timeout=900):
+    """Run the page's block as a reader types it; its ``watch`` found the
+    seed's recovery path ``path`` and its end state. :returns: (output,
+    the one firing of the fault, whose volume the block made)."""
+    block = _page_block(name)
+    done = login_shell(script(block.text, doc_blocks.REPO), timeout=timeout)
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, "%s exited %d:\n%s" % (
+        block.id, done.returncode, out[-4000:])
+    assert "armed %s" % name in out, out[-3000:]
+    assert "the seed's recovery path %d," % path in out, out[-3000:]
+    assert "clean: the seed's end state." in out, out[-3000:]
+    state = _status()
+    assert state["faults"] == [], state          # one shot: used up
+    fired = [f for f in state["fired"] if f["name"] == name]
+    assert fired, state
+    return out, fired[-1]
+
+
+def test_every_fault_block_of_the_page_runs_here():
+    mine = {b.name for b in doc_blocks.blocks(PAGE)
+            if b.run_in == "functional"}
+    assert mine == {"driver-attach", "attachment-complete",
+                    "reserve-timeout", "detach-refused"}
 
 
 @pytest.mark.parametrize("name, path", [("driver-attach", 1),
                                         ("attachment-complete", 2)])
-def test_attach_faults(demo, volume, name, path):
-    """Paths 1 and 2: the attach is accepted, fails on the host, and
-    everything is rolled back; the fault was one shot."""
-    armed = _arm("ministack-fault arm %s --volume %s" % (name, volume))
-    assert "for volume %s on compute host(s) %s" % (volume, demo["host"]) \
-        in armed
-    assert "ARMED %s" % name in sh("ministack-fault status").stdout
-    sh("openstack %s server add volume demo %s" % (DEMO, volume))
-    report = _watch(volume, path)
-    assert "Injected fault at %s" % name in report
-    fired = _fired(volume)
+def test_attach_faults(demo, name, path):
+    """Paths 1 and 2, as the page makes them: the attach is accepted,
+    fails on the host, and everything is rolled back; the fault was one
+    shot, fired on the demo server's host, and logged by both daemons."""
+    out, fired = _run_page_block(name, path)
+    assert "Injected fault at %s" % name in out
     assert fired["host"] == demo["host"]
-    _assert_detached_end_state(demo, volume)
+    vid = fired["volume_id"]
+    assert _bdm_devices(vid) == []
+    assert vid not in _domblklist(demo)
     [event] = [e for e in _event(demo, fired["request_id"])
                if e["event"] == "compute_attach_volume"]
     assert event["result"] == "Error"
     assert "Injected fault at %s" % name in event["details"]
-    # Logged by both daemons, with the fault's id.
     for log in ("miniapi.log", "minicompute.log"):
         assert fired["id"] in open(os.path.join(LOGS, log)).read(), log
-    # One shot: the same volume attaches now, and detaches.
-    sh("openstack %s server add volume demo %s" % (DEMO, volume))
-    _wait_status(volume, "in-use")
-    sh("openstack %s server remove volume demo %s" % (DEMO, volume))
-    _wait_status(volume, "available")
+    _audit_clean()
 
 
-def test_reserve_timeout(demo, volume):
-    """Path 3, armed for the server: the CALL really times out (409
-    after miniapi's rpc_call_timeout), no BDM and no reservation stay."""
-    _arm("ministack-fault arm reserve-timeout --server demo")
-    done = sh("openstack %s server add volume demo %s" % (DEMO, volume),
-              timeout=300, ok=False)
-    assert done.returncode != 0 and "409" in done.stderr, done.stderr
-    _watch(volume, 3)
-    fired = _fired(volume)
-    assert fired["server_id"] == demo["id"]
-    _assert_detached_end_state(demo, volume)
-    # The API never got past the reservation: no instance action.
+def test_reserve_timeout(demo):
+    """Path 3: the CALL really times out (409 after miniapi's
+    rpc_call_timeout), no BDM and no reservation stay, no instance
+    action was recorded."""
+    out, fired = _run_page_block("reserve-timeout", 3)
+    assert "refused after the timeout" in out and "409" in out
+    assert _bdm_devices(fired["volume_id"]) == []
     actions = _json("openstack %s server event list %s -f json" % (
         ADMIN, demo["id"]))
     assert fired["request_id"] not in [a["Request ID"] for a in actions]
+    _audit_clean()
 
 
-def test_detach_refused(demo, volume):
+def test_detach_refused(demo):
     """Path 4: the guest is paused for the detach, the retries run out,
-    the volume is in-use again with its BDM and disk, the guest runs,
-    and the retry works."""
-    sh("openstack %s server add volume demo %s" % (DEMO, volume))
-    _wait_status(volume, "in-use")
-    [device] = _bdm_devices(volume)
-    _arm("ministack-fault arm detach-refused --volume %s" % volume)
-    sh("openstack %s server remove volume demo %s" % (DEMO, volume))
-    waiting.wait_for("the guest paused", lambda: sh(
-        "virsh domstate %s" % demo["domain"]).stdout.strip() == "paused",
-        timeout=30, interval=1)
-    report = _watch(volume, 4)
-    assert "Device detach failed" in report
-    fired = _fired(volume)
-    shown = _json("openstack %s volume show %s -f json" % (DEMO, volume))
-    assert shown["status"] == "in-use"
-    assert [a["server_id"] for a in shown["attachments"]] == [demo["id"]]
-    assert _bdm_devices(volume) == [device]
-    assert volume in _domblklist(demo)
+    the volume is in-use again with its BDM and disk (watch checks
+    those), the guest runs again, and the page's retry works."""
+    out, fired = _run_page_block("detach-refused", 4)
+    assert "Device detach failed" in out
     assert sh("virsh domstate %s" % demo["domain"]).stdout.strip() == \
         "running"
     [event] = [e for e in _event(demo, fired["request_id"])
                if e["event"] == "compute_detach_volume"]
     assert event["result"] == "Error"
     assert "Device detach failed" in event["details"]
+    vid = fired["volume_id"]
+    assert _bdm_devices(vid) == [] and vid not in _domblklist(demo)
     _audit_clean()
-    sh("openstack %s server remove volume demo %s" % (DEMO, volume))
-    _wait_status(volume, "available")
-    assert _bdm_devices(volume) == [] and volume not in _domblklist(demo)
 
 
 def _compute_services():
