@@ -103,13 +103,18 @@ def check_initiators(snap):
     Left for a person: the export admits the connector's name, so the
     guest's host cannot log in (now or at its next login), and another
     host may; a new attachment (detach, attach again) carries the right
-    connector."""
+    connector. Only an attachment nova uses (its BDM names it) is
+    checked: one without a BDM is an ``orphan_attachment``, whose repair
+    deletes it, connector and all."""
     if snap.hosts is None or snap.attachments is None:
         return []
     by_iqn = snapshot.initiator_hosts(snap)
+    bdms = snapshot.bdm_index(snap) if snap.bdms is not None else {}
     found = []
     for att in snap.attachments:
-        if not att.get("initiator") or \
+        bdm = bdms.get((att["instance_uuid"], att["volume_id"]))
+        if not att.get("initiator") or bdm is None or \
+                bdm["attachment_id"] not in (att["id"], None) or \
                 att["instance_uuid"] in snap.in_flight or \
                 snapshot.young(snap, att.get("updated_at")):
             continue

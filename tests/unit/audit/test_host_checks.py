@@ -191,6 +191,18 @@ def test_an_attachment_whose_connector_is_another_hosts():
     assert found(s) == []
 
 
+def test_an_orphan_attachment_is_not_also_a_wrong_initiator():
+    """An attachment nova has no BDM for is an orphan_attachment, whose
+    repair deletes it: its connector is not reported a second time (the
+    recovery tier's orphan with an intruder's initiator)."""
+    s = snap(bdms=[_bdm(1, INST1, VOL1)])
+    s.attachments[1]["initiator"] = IQN_VM
+    s.targets[1]["acls"] = [IQN_VM]
+    kinds = [k for k, _ in found(s)]
+    assert "orphan_attachment" in kinds
+    assert "attachment_wrong_initiator" not in kinds
+
+
 def test_acl_admits_exactly_the_live_attachments_initiators():
     s = snap()
     s.targets[1]["acls"] = [IQN_VM, IQN_C2]    # vm detached VOL2 long ago
