@@ -66,12 +66,21 @@ _DRIVER_STEPS = ("virDomainAttachDeviceFlags", "connect_volume", "secret",
 
 
 def result(hop):
-    """``"ok"``, ``"failed"`` or None (unfinished: no status, no stop)."""
+    """``"ok"``, ``"failed"`` or None (unfinished: no status, no stop).
+
+    A read answered 4xx is not a failure of the journey: the client's
+    own lookups are in the trace too (``openstack server add volume
+    demo`` first GETs ``/servers/demo``, a 404, then lists by name).
+    """
     status = hop.get("status")
     if status is None and hop.get("server"):
         status = hop["server"].get("status")
-    if hop.get("error") or (isinstance(status, int) and status >= 400):
+    if hop.get("error"):
         return "failed"
+    if isinstance(status, int) and status >= 400:
+        read = hop.get("kind") == "REST" and \
+            hop.get("name", "").split(" ", 1)[0] in ("GET", "HEAD")
+        return "ok" if read and status < 500 else "failed"
     if hop.get("kind") == "REST":
         return "ok" if isinstance(status, int) else None
     return "ok" if hop.get("duration_ms") is not None else None

@@ -295,3 +295,21 @@ def test_a_handler_that_failed_by_itself_has_its_path():
     host = _handler_fails(failed, "Boom", drop=(
         "hop-13", "hop-14", "hop-15"))
     assert host["failure"]["path"] == "host-attach"
+
+
+@pytest.mark.parametrize("name, status, expected", [
+    ("GET /v2.1/servers/demo", 404, "ok"),       # the CLI's name lookup
+    ("HEAD /v3/{project}/volumes/{id}", 404, "ok"),
+    ("GET /v3/{project}/volumes/{id}", 500, "failed"),
+    ("POST /v2.1/servers/{id}/os-volume_attachments", 409, "failed"),
+    ("DELETE /v3/{project}/attachments/{id}", 404, "failed"),
+])
+def test_a_read_answered_4xx_is_not_the_journeys_failure(name, status,
+                                                         expected):
+    """``openstack server add volume demo VOL`` first GETs /servers/demo
+    (404) and lists by name: traced, that 404 was taken for the attach's
+    failure ("fails in nova-api, before the cast") on a real trace whose
+    compute handler failed."""
+    hop = {"kind": "REST", "name": name, "status": status, "error": None,
+           "duration_ms": 1.0}
+    assert state.result(hop) == expected
