@@ -137,6 +137,10 @@ def walk(cloud, ledgers, server, tracing, extend=False):
     domain = ledgers.domain_name(server_id, instance_name_template())
     say("server  %s (%s), libvirt domain %s, %s, on compute host %s" % (
         server["name"], server_id, domain, server["status"], ledgers.host))
+    booted = ledgers.wait_for_guest(domain)
+    if booted >= 1:
+        say("   waited %.1f s for the guest to boot (its agent answers)"
+            % booted)
 
     heading("Create a volume (cinder: creating -> available)")
     name = "journey-%s" % time.strftime("%H%M%S")

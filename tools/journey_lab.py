@@ -203,17 +203,35 @@ class Ledgers:
                                   "domblklist", domain)
         return out.rstrip()
 
-    def guest(self, domain, argv):
+    def _domain(self, domain):
         import libvirt
-
-        from minicompute.virt.libvirt import guest_agent
         if self._conn is None:
+            # Errors are raised (and told) here, not also printed by
+            # libvirt's default handler ("Guest agent is not responding"
+            # while the guest boots).
+            libvirt.registerErrorHandler(lambda _ctx, _err: None, None)
             self._conn = libvirt.open(self.libvirt_uri)
-        dom = self._conn.lookupByName(domain)
-        return guest_agent.guest_exec(dom, argv, timeout=60)
+        return self._conn.lookupByName(domain)
+
+    def wait_for_guest(self, domain, timeout=180):
+        """Seconds until the guest's agent answers. ACTIVE says the
+        domain runs, not that its guest has booted: after a host restart
+        minicompute starts the guests of ACTIVE servers again, and they
+        boot while the API already says ACTIVE."""
+        from minicompute.virt.libvirt import guest_agent
+        return guest_agent.wait_for_agent(self._domain(domain),
+                                          timeout=timeout)
+
+    def guest(self, domain, argv):
+        from minicompute.virt.libvirt import guest_agent
+        return guest_agent.guest_exec(self._domain(domain), argv, timeout=60)
 
     def lsblk(self, domain):
-        rc, out, err = self.guest(domain, ["lsblk"])
+        from minicompute.virt.libvirt import guest_agent
+        try:
+            rc, out, err = self.guest(domain, ["lsblk"])
+        except guest_agent.GuestAgentError as exc:
+            return "lsblk failed: %s" % exc
         return out.rstrip() if rc == 0 else "lsblk failed: %s" % err
 
 

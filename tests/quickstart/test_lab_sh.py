@@ -20,6 +20,7 @@ machine, never beside another tier.
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import uuid
@@ -131,7 +132,20 @@ def test_lab_sh_again_changes_nothing():
     assert _backing_loops() == loops and len(loops) == 1, loops
 
 
+def _lab_guests():
+    """The QEMU processes of the lab's guests (their disks are in the
+    lab's state directory; other QEMUs on the machine are not ours)."""
+    done = subprocess.run(["pgrep", "-a", "-f", "qemu-system"],
+                          capture_output=True, text=True)
+    return [line for line in done.stdout.splitlines()
+            if "/var/lib/ministack/" in line]
+
+
 def test_unstack_then_lab_sh_brings_the_stack_back_with_its_data():
+    """Also after a restart of the machine, as CI's runner does it: every
+    process ended, the guests' QEMUs too. lab.sh then starts the demo
+    server's guest again, and the journey waits for it to boot (ACTIVE
+    came first, once, and lsblk found no agent)."""
     name = "quickstart-kept-%s" % uuid.uuid4().hex[:8]
     volume = _volume(name)
     server = _demo_server()
@@ -141,6 +155,8 @@ def test_unstack_then_lab_sh_brings_the_stack_back_with_its_data():
         assert "ministack lab stopped" in done.stdout
         up = [svc for svc, port in API_PORTS.items() if _listening(port)]
         assert not up, "still answering after unstack.sh: %s" % up
+        for guest in _lab_guests():
+            os.kill(int(guest.split()[0]), signal.SIGKILL)
         done = _run("./lab.sh")
         _assert_journey_ran(done)
         assert name in _volume_names()
@@ -150,15 +166,6 @@ def test_unstack_then_lab_sh_brings_the_stack_back_with_its_data():
         login_shell.login_shell(
             "openstack --os-cloud ministack volume delete %s" % volume["id"],
             timeout=120)
-
-
-def _lab_guests():
-    """The QEMU processes of the lab's guests (their disks are in the
-    lab's state directory; other QEMUs on the machine are not ours)."""
-    done = subprocess.run(["pgrep", "-a", "-f", "qemu-system"],
-                          capture_output=True, text=True)
-    return [line for line in done.stdout.splitlines()
-            if "/var/lib/ministack/" in line]
 
 
 def test_clean_then_lab_sh_starts_from_nothing():
