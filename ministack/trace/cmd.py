@@ -2,18 +2,19 @@
 
 Prints the hops of one stored trace (:mod:`ministack.trace.hops`) in
 order: start offset, duration, the server's duration of a REST call
-(one row per call), the phase of the trace's journey (attach or detach),
-service, host (the ``[DEFAULT] host`` of the daemon that did the hop: a
-nova-compute hop's compute host, e.g. ``compute2``), kind, name,
-status; then the journey page that draws it
-(``the journey page: http://127.0.0.1:8780/trace/<trace id>``) when
-miniapi serves one (``[trace] listen_port`` of the first config that
-sets it). ``--json`` prints :func:`ministack.trace.hops.load`'s dict
-alone. The trace store is the daemons' ``[profiler] connection_string``,
-read from the first of ``--config-file`` (default: the lab's miniapi,
-minicinder and minicompute configs in /etc/ministack) that has one,
-unless ``--connection-string`` (or ``OSPROFILER_CONNECTION_STRING``)
-names it.
+(one row per call), the phase of the trace's journey (attach or detach;
+a failed attach's undo steps in its phase ``recovery``), service, host
+(the ``[DEFAULT] host`` of the daemon that did the hop: a nova-compute
+hop's compute host, e.g. ``compute2``), kind, name, status; then the
+journey page that draws it (``the journey page:
+http://127.0.0.1:8780/trace/<trace id>``) when miniapi serves one
+(``[trace] listen_port`` of the first config that sets it). ``--json``
+prints :func:`ministack.trace.hops.load`'s dict alone (with that
+recovery phase). The trace store is the daemons' ``[profiler]
+connection_string``, read from the first of ``--config-file`` (default:
+the lab's miniapi, minicinder and minicompute configs in
+/etc/ministack) that has one, unless ``--connection-string`` (or
+``OSPROFILER_CONNECTION_STRING``) names it.
 
 Exit codes: 0 shown, 1 no such trace, 2 usage or configuration error.
 """
@@ -25,6 +26,7 @@ import os
 import sys
 
 from ministack.trace import hops
+from ministack.trace import state
 
 DEFAULT_CONFIG_FILES = ("/etc/ministack/miniapi.conf",
                         "/etc/ministack/minicinder.conf",
@@ -117,6 +119,7 @@ def main(argv=None):
     except hops.TraceNotFound as exc:
         print("ministack-trace: %s" % exc, file=sys.stderr)
         return 1
+    state.recovery_phase(trace)     # a failed attach's undo steps
     if args.json:
         print(json.dumps(trace, indent=2))
         return 0

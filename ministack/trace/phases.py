@@ -48,6 +48,12 @@ The detach (``begin_detaching``, ``cast``, ``unplug + disconnect``,
    this phase (the seed's "driver_detach ... A guest refusal triggers
    roll_detaching"), and no ``attachment_delete`` phase follows.
 
+A failed attach has one phase more, ``recovery``: the undo steps after
+its failure (attachment_delete, bdm.destroy, the driver's detach and
+disconnect), whatever phase the rules above gave them, as the seed draws
+its recovery paths after the failure. Which hops those are is known only
+from the failure (:func:`ministack.trace.state.recovery_phase`).
+
 The extend (``extend``, ``volume-extended``, ``cast``, ``resize``),
 first match wins:
 
@@ -69,6 +75,8 @@ ATTACH_PHASES = ("reserve", "cast", "connect/attach", "complete")
 DETACH_PHASES = ("begin_detaching", "cast", "unplug + disconnect",
                  "attachment_delete")
 EXTEND_PHASES = ("extend", "volume-extended", "cast", "resize")
+#: A failed attach's undo steps (ministack.trace.state.recovery_phase).
+RECOVERY = "recovery"
 #: The phases of each journey, in order (None: labelled as the attach).
 PHASES = {ATTACH: ATTACH_PHASES, DETACH: DETACH_PHASES,
           EXTEND: EXTEND_PHASES, None: ATTACH_PHASES}

@@ -34,6 +34,7 @@ seed's recovery path (:data:`ministack.trace.course.RECOVERY_PATHS`).
 """
 
 from ministack.trace import course
+from ministack.trace import phases
 
 UNKNOWN = "unknown"
 #: The state's fields, in the order the page shows them.
@@ -298,6 +299,37 @@ def walk(hops, journey):
     return out
 
 
+def _drawn(hops):
+    """The drawn hops (one per REST call); a hop under a REST call's
+    server side (cinder's commands) counts as under its client's hop."""
+    client = {hop["id"]: hop["client_id"] for hop in hops
+              if hop.get("client_id")}
+    return [dict(hop, parent_id=client.get(hop.get("parent_id"),
+                                           hop.get("parent_id")))
+            for hop in hops if not hop.get("client_id")]
+
+
+def _relabel_recovery(trace, labels):
+    """The hops of ``labels`` (a REST call's server side with its
+    client) in the phase ``recovery``, added to the trace's phases."""
+    if trace.get("journey") == "detach" or not labels:
+        return      # a refused detach's roll_detaching is its unplug's
+    for hop in trace["hops"]:
+        if hop["id"] in labels or hop.get("client_id") in labels:
+            hop["phase"] = phases.RECOVERY
+    if phases.RECOVERY not in trace["phases"]:
+        trace["phases"] = list(trace["phases"]) + [phases.RECOVERY]
+
+
+def recovery_phase(trace):
+    """A failed attach's undo steps as its phase ``recovery`` (hops.load's
+    trace, for ``ministack-trace show``; the page's :func:`annotate` does
+    the same)."""
+    lost = failure(_drawn(trace["hops"]), trace.get("journey"))
+    _relabel_recovery(trace, lost["labels"] if lost else {})
+    return trace
+
+
 def annotate(trace):
     """Add the step-through's fields to ``trace`` (web.view's, hops
     checked): each hop's ``course``, ``state`` and ``changed``, and the
@@ -305,13 +337,7 @@ def annotate(trace):
     side has its client's."""
     journey = trace.get("journey")
     hops = trace["hops"]
-    # The drawn hops; a hop under a REST call's server side (cinder's
-    # commands) counts as under its client's hop, the one drawn.
-    client = {hop["id"]: hop["client_id"] for hop in hops
-              if hop.get("client_id")}
-    drawn = [dict(hop, parent_id=client.get(hop.get("parent_id"),
-                                            hop.get("parent_id")))
-             for hop in hops if not hop.get("client_id")]
+    drawn = _drawn(hops)
     lost = failure(drawn, journey)
     labels = lost.pop("labels") if lost else {}
     done = {}
@@ -328,4 +354,5 @@ def annotate(trace):
         hop.update(done.get(hop["id"]) or done.get(hop.get("client_id"))
                    or {"course": None, "state": None, "changed": []})
     trace["failure"] = lost
+    _relabel_recovery(trace, labels)
     return trace

@@ -232,7 +232,8 @@ def view(trace):
     trace["hops"] = hops
     trace["duration_ms"] = _number(trace.get("duration_ms"))
     state.annotate(trace)   # the step-through's course, state, failure
-    return {"trace": trace, "lanes": lanes_of_trace, "phases": names,
+    return {"trace": trace, "lanes": lanes_of_trace,
+            "phases": trace["phases"],      # a failed attach's recovery too
             "journey": trace["journey"], "kinds": list(KINDS),
             # one arrow per REST call: the server's side is its client's
             "drawn": sum(1 for h in hops if not h["client_id"])}

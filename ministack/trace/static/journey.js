@@ -129,9 +129,11 @@
         band.appendChild(el("rect", {
           x: 4, y: rowY(start) + 2, width: width - 8,
           height: (i - start) * ROW_H - 4,
-          "class": "band band-" + (nth < 0 ? "other" : nth)}));
+          "class": "band band-" + (phase === "recovery" ? "recovery" :
+                                   nth < 0 ? "other" : nth)}));
         band.appendChild(el("text", {x: 10, y: rowY(start) + 16,
                                      "class": "phase-label"},
+                            phase === "recovery" ? "\u21ba recovery" :
                             (nth < 0 ? "" : (nth + 1) + " ") + phase));
         bands.appendChild(band);
       }

@@ -90,6 +90,9 @@ def test_the_page_steps_to_the_failure_then_the_recovery(failed_trace,
     recovery = [g.get_attribute("data-recovery") for g in
                 driver.find_elements("css selector", "g.hop.recovery")]
     assert "attachment_delete" in recovery, recovery
+    bands = [g.get_attribute("data-phase") for g in
+             driver.find_elements("css selector", "g.phase")]
+    assert bands[-1] == "recovery", bands
     # Step to the failure (the arrow keys, as a learner): the seed's
     # recovery path is named.
     from selenium.webdriver.common.keys import Keys

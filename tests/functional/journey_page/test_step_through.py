@@ -230,6 +230,10 @@ def test_a_failed_attach_shows_the_failure_then_its_recovery(driver, url):
                         ("hop-20", "bdm.destroy")]
     labels = [t.text for t in _css(driver, ".recovery-label")]
     assert "\u21ba recovery: attachment_delete" in labels
+    # ... and they are a band of their own after the attach's phases.
+    assert [g.find_element("css selector", ".phase-label").text
+            for g in _css(driver, "g.phase")] == [
+        "1 reserve", "2 cast", "3 connect/attach", "\u21ba recovery"]
     _step_to(driver, "hop-15")
     failed = [g for g in _css(driver, "g.hop")
               if g.get_attribute("data-hop-id") == "hop-15"][0]

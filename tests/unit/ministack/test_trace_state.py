@@ -157,6 +157,36 @@ def test_a_failed_driver_attach_is_undone_as_the_seed_draws_it():
     assert _values(trace, "hop-20")["bdm"] == "destroyed"
 
 
+def test_a_failed_attachs_undo_steps_are_its_recovery_phase():
+    """On the page and in ``ministack-trace show``: the undo steps after
+    the failure, whatever phase their hop had (the BDM's destroy is the
+    handler's, attachment_delete was labelled complete), are the phase
+    ``recovery``, after the attach's four; what failed keeps its own."""
+    page = web.view(traces.failed_attach_trace())
+    shown = state.recovery_phase(traces.failed_attach_trace())
+    for trace in (page["trace"], shown):
+        assert trace["phases"] == ["reserve", "cast", "connect/attach",
+                                   "complete", "recovery"]
+        recovery = [hop["id"] for hop in trace["hops"]
+                    if hop["phase"] == "recovery"]
+        assert recovery == ["hop-16", "hop-17", "hop-18", "hop-18-srv",
+                            "hop-19", "hop-20"]
+        assert _hop(trace, "hop-15")["phase"] == "connect/attach"
+    assert page["phases"] == page["trace"]["phases"]
+
+
+@pytest.mark.parametrize("make", [traces.attach_trace, traces.detach_trace,
+                                  traces.failed_detach_trace])
+def test_no_recovery_phase_without_a_failed_attach(make):
+    """An attach that succeeded, a detach, and a refused detach (its
+    os-roll_detaching is the unplug's own, as the seed tells it)."""
+    expected = make()
+    trace = state.recovery_phase(make())
+    assert trace["phases"] == expected["phases"]
+    assert [hop["phase"] for hop in trace["hops"]] == \
+        [hop["phase"] for hop in expected["hops"]]
+
+
 def test_a_failed_attach_without_sql_lists_the_untraced_destroy():
     trace = _view(_without_sql(traces.failed_attach_trace()))
     steps = trace["failure"]["steps"]
