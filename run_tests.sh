@@ -53,6 +53,14 @@ elif [ $needs_lab = 1 ] || [ ! -x "$VENV/bin/pytest" ]; then
     bash devstack/stack.sh
 fi
 
+# A test run that was killed (CI's runner ends every process) cleans up
+# nothing: the private stacks it left (domains, targets, LVs) would be
+# the next run's audit findings.
+if [ $needs_lab = 1 ]; then
+    echo "== leftovers of killed test runs (tests/support/private_stack.py)"
+    "$VENV/bin/python" -m tests.support.private_stack
+fi
+
 # run_tier NAME DIR [ALLOW_EMPTY]: pytest exits 5 when it collects nothing;
 # that is accepted only for a tier that has no tests yet.
 run_tier() {

@@ -21,6 +21,9 @@ every shared name is made:
 (callers add or override options per section), starts the daemons, and
 :meth:`PrivateStack.cleanup` stops them and removes whatever of this run a
 failed test left behind: domains, LVs (and their loop devices), targets.
+A run that was killed cleans nothing: :func:`sweep` (``python -m
+tests.support.private_stack``, which ``run_tests.sh`` runs before the
+lab's tiers) removes the stacks whose test run is gone.
 
 Usage::
 
@@ -38,9 +41,11 @@ import contextlib
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import tempfile
+import time
 import uuid
 
 import pytest
@@ -57,6 +62,11 @@ IMAGES_ROOT = os.environ.get("MINISTACK_IMAGES",
 VIRT_TYPE_FILE = "/var/lib/ministack/virt_type"
 LAB_DATA_DIR = os.path.dirname(VIRT_TYPE_FILE)
 LIBVIRT_URI = "qemu:///system"
+#: In a private stack's instances directory: the PID of the test run
+#: that made it (a killed run's leftovers are swept: sweep()).
+OWNER_FILE = "owner.pid"
+#: A private stack's domain: instance-<prefix><run>-%08x.
+_TAGGED_DOMAIN = re.compile(r"^instance-([a-z]+[0-9a-f]{8})-[0-9a-f]{8}$")
 
 
 def lab_problems():
@@ -189,6 +199,8 @@ class PrivateStack:
         os.makedirs(lab_tmp, exist_ok=True)
         path = tempfile.mkdtemp(prefix="instances-%s-" % self.tag,
                                 dir=lab_tmp)
+        with open(os.path.join(path, OWNER_FILE), "w") as handle:
+            handle.write(str(os.getpid()))      # stale_tags reads it
         os.chown(path, -1, os.stat(LAB_DATA_DIR).st_gid)
         os.chmod(path, 0o750)
         return path
@@ -269,27 +281,118 @@ class PrivateStack:
 
     def remove_leftovers(self):
         """Domains, targets and LVs (with their loops) of this run."""
-        virsh = ("virsh", "-c", LIBVIRT_URI)
-        out, _ = executor.execute(*virsh, "list", "--all", "--name",
+        remove_tagged(self.tag, (str(self.state), self.instances))
+
+
+def remove_tagged(tag, paths=()):
+    """The domains (named with ``tag``, or whose XML names one of
+    ``paths``), targets, LVs and instances directories of the private
+    stack ``tag``."""
+    virsh = ("virsh", "-c", LIBVIRT_URI)
+    out, _ = executor.execute(*virsh, "list", "--all", "--name",
+                              check_exit_code=False)
+    for name in out.split():
+        xml, _ = executor.execute(*virsh, "dumpxml", name,
                                   check_exit_code=False)
-        for name in out.split():
-            xml, _ = executor.execute(*virsh, "dumpxml", name,
-                                      check_exit_code=False)
-            if str(self.state) in xml or self.instances in xml or \
-                    name.startswith("instance-%s-" % self.tag):
-                executor.execute(*virsh, "destroy", name,
-                                 check_exit_code=False)
-                executor.execute(*virsh, "undefine", name,
-                                 check_exit_code=False)
-        from minicinder.volume import lvm
-        from minicinder.volume import tgt
-        adm = tgt.TgtAdm()
-        for target in adm.show_targets():
-            if "volume-%s-" % self.tag in target["iqn"]:
-                adm.delete_target(target["iqn"])
-        out, _ = executor.execute("lvs", "--noheadings", "-o", "lv_name",
-                                  VG, check_exit_code=False)
-        for lv in out.split():
-            if lv.startswith("volume-%s-" % self.tag):
-                lvm.LVM(VG).delete_volume(lv)
-        shutil.rmtree(self.instances, ignore_errors=True)
+        if any(path in xml for path in paths) or \
+                name.startswith("instance-%s-" % tag):
+            executor.execute(*virsh, "destroy", name, check_exit_code=False)
+            executor.execute(*virsh, "undefine", name, check_exit_code=False)
+    from minicinder.volume import lvm
+    from minicinder.volume import tgt
+    adm = tgt.TgtAdm()
+    for target in adm.show_targets():
+        if "volume-%s-" % tag in target["iqn"]:
+            adm.delete_target(target["iqn"])
+    out, _ = executor.execute("lvs", "--noheadings", "-o", "lv_name",
+                              VG, check_exit_code=False)
+    for lv in out.split():
+        if lv.startswith("volume-%s-" % tag):
+            lvm.LVM(VG).delete_volume(lv)
+    for path in glob.glob(os.path.join(LAB_DATA_DIR, "tmp",
+                                       "instances-%s-*" % tag)):
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _owner_alive(instances_dir):
+    try:
+        with open(os.path.join(instances_dir, OWNER_FILE)) as handle:
+            os.kill(int(handle.read()), 0)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def stale_tags():
+    """The private stacks a killed test run left behind: an instances
+    directory whose owner (the pytest process that made it) is gone, or
+    a domain of a stack's name template without a live directory."""
+    live, stale = set(), set()
+    for path in glob.glob(os.path.join(LAB_DATA_DIR, "tmp", "instances-*")):
+        tag = os.path.basename(path).split("-")[1]
+        (live if _owner_alive(path) else stale).add(tag)
+    out, _ = executor.execute("virsh", "-c", LIBVIRT_URI, "list", "--all",
+                              "--name", check_exit_code=False)
+    for name in out.split():
+        match = _TAGGED_DOMAIN.match(name)
+        if match and match.group(1) not in live:
+            stale.add(match.group(1))
+    return sorted(stale - live)
+
+
+def _orphaned_daemons():
+    """PIDs of private stacks' daemons whose test run is gone: a
+    minicinder, miniapi or minicompute with a config outside
+    /etc/ministack (the lab's) and no parent left (PPid 1)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % entry, "rb") as handle:
+                argv = handle.read().decode(errors="replace").split("\0")
+            with open("/proc/%s/status" % entry) as handle:
+                ppid = [line.split()[1] for line in handle
+                        if line.startswith("PPid:")][0]
+        except (OSError, IndexError):
+            continue            # gone meanwhile, or a kernel thread
+        if ppid != "1" or "--config-file" not in argv or len(argv) < 2:
+            continue
+        conf = argv[argv.index("--config-file") + 1:][:1]
+        if os.path.basename(argv[1]) in ("minicinder", "miniapi",
+                                         "minicompute") and \
+                conf and not conf[0].startswith("/etc/ministack/"):
+            pids.append(int(entry))
+    return pids
+
+
+def _stop(pids, timeout=20):
+    for sig in (signal.SIGCONT, signal.SIGTERM):
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, sig)
+    deadline = time.monotonic() + timeout
+    while pids and time.monotonic() < deadline:
+        pids = [pid for pid in pids if os.path.exists("/proc/%d" % pid)]
+        time.sleep(0.2)
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def sweep():
+    """Stop the daemons of private stacks whose test run is gone, then
+    remove every stale private stack; returns their tags."""
+    _stop(_orphaned_daemons())
+    tags = stale_tags()
+    for tag in tags:
+        remove_tagged(tag, glob.glob(os.path.join(
+            LAB_DATA_DIR, "tmp", "instances-%s-*" % tag)))
+    return tags
+
+
+if __name__ == "__main__":
+    # run_tests.sh, before the lab's tiers: what a killed run left.
+    for tag in sweep():
+        print("   removed what a killed test run left of private stack %s"
+              % tag)
