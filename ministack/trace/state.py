@@ -243,7 +243,7 @@ def failure(hops, journey):
     kind = "detach" if journey == "detach" else "attach"
     path = _path(origin, journey, hops, by_id)
     before = set(_ancestors(origin, by_id)) | {origin["id"]}
-    steps, labels = [], {}
+    steps, labels, undoing = [], {}, set()
     for hop in hops:
         if hop["id"] in before or hop["start_ms"] < origin["start_ms"]:
             continue
@@ -251,9 +251,14 @@ def failure(hops, journey):
         parents = [labels[a] for a in _ancestors(hop, by_id) if a in labels]
         if label:
             labels[hop["id"]] = label
+            undoing.add(hop.get("parent_id"))
             steps.append({"step": label, "hop_id": hop["id"], "note": None})
         elif parents:
             labels[hop["id"]] = parents[0]     # a command under the undo
+        elif hop.get("parent_id") in undoing:
+            # What the undoing handler does between its undo steps (the
+            # guest releasing the disk of the driver's detach).
+            labels[hop["id"]] = steps[-1]["step"]
     has_sql = any(hop["kind"] == "DB" for hop in hops)
     for label in EXPECTED.get(path, ()):
         if label not in {step["step"] for step in steps}:

@@ -175,6 +175,26 @@ def test_a_failed_attachs_undo_steps_are_its_recovery_phase():
     assert page["phases"] == page["trace"]["phases"]
 
 
+def test_what_the_handler_does_between_its_undo_steps_is_recovery():
+    """The lab's driver detach of a failed attach: the guest releases the
+    disk between two virDomainDetachDeviceFlags, a hop of the handler's
+    own; it is part of the recovery, not back in connect/attach."""
+    trace = traces.failed_attach_trace()
+    detach = dict(_hop(trace, "hop-16"), id="hop-15a", parent_id="hop-08",
+                  name="virDomainDetachDeviceFlags", actor="libvirt",
+                  start_ms=96.6, duration_ms=0.2)
+    released = dict(detach, id="hop-15b", name="guest releases vdb",
+                    actor="guest", start_ms=96.9, duration_ms=0.1)
+    at = trace["hops"].index(_hop(trace, "hop-16"))
+    trace["hops"][at:at] = [detach, released]
+    page = web.view(trace)["trace"]
+    assert _hop(page, "hop-15b")["course"]["recovery"] == "driver detach"
+    assert [hop["phase"] for hop in page["hops"][at:]] == \
+        ["recovery"] * (len(page["hops"]) - at)
+    assert [g["step"] for g in page["failure"]["steps"]][:2] == \
+        ["driver detach", "disconnect"]
+
+
 @pytest.mark.parametrize("make", [traces.attach_trace, traces.detach_trace,
                                   traces.failed_detach_trace])
 def test_no_recovery_phase_without_a_failed_attach(make):
