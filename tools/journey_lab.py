@@ -219,8 +219,13 @@ class Ledgers:
         minicompute starts the guests of ACTIVE servers again, and they
         boot while the API already says ACTIVE."""
         from minicompute.virt.libvirt import guest_agent
-        return guest_agent.wait_for_agent(self._domain(domain),
-                                          timeout=timeout)
+        try:
+            return guest_agent.wait_for_agent(self._domain(domain),
+                                              timeout=timeout)
+        except guest_agent.GuestAgentError as exc:
+            raise SystemExit("%s; its console: virsh console %s, or "
+                             "openstack console log show SERVER"
+                             % (exc, domain)) from exc
 
     def guest(self, domain, argv):
         from minicompute.virt.libvirt import guest_agent
