@@ -22,6 +22,9 @@ from ministack import log_safety
 from ministack import memtrace
 
 LOG = logging.getLogger(__name__)
+#: Seconds a service's stop() may take before the daemon exits without
+#: it (below devstack's stop_process, which kills after 30 s).
+STOP_TIMEOUT = 20
 
 
 class Service:
@@ -38,12 +41,34 @@ class Service:
         pass
 
 
-def run(project, build, argv=None, conf=None, register_opts=None):
+def _stop(service, project, timeout):
+    """``service.stop()``, given ``timeout`` seconds; False if it is still
+    not done (e.g. oslo.messaging's cleanup retrying a broker that moved
+    away: a daemon told to stop once hung there for good, its supervisor
+    killed, the daemon left running without it)."""
+    done = threading.Event()
+
+    def stop():
+        try:
+            service.stop()
+        except Exception:
+            LOG.exception("%s: stopping failed", project)
+        finally:
+            done.set()
+
+    threading.Thread(target=stop, name="stop", daemon=True).start()
+    return done.wait(timeout)
+
+
+def run(project, build, argv=None, conf=None, register_opts=None,
+        stop_timeout=STOP_TIMEOUT, _exit=os._exit):
     """Parse config, build the service with ``build(conf)`` and serve it.
 
     :param project: oslo.config project name (``minicinder``...).
     :param build: callable taking the ConfigOpts and returning a Service.
     :param register_opts: callable registering the daemon's own options.
+    :param stop_timeout: seconds the service's ``stop()`` may take; then
+        the process exits at once (``_exit``, threads and all) with 1.
     :returns: the process exit code.
     """
     conf = conf or cfg.ConfigOpts()
@@ -89,6 +114,22 @@ def run(project, build, argv=None, conf=None, register_opts=None):
         code = 1
     finally:
         LOG.info("%s stopping", project)
-        service.stop()
+        stopped = _stop(service, project, stop_timeout)
+    if not stopped:
+        LOG.error("%s: stop not done after %ss; exiting without it",
+                  project, stop_timeout)
+        _flush_logs()
+        _exit(1)
+        return 1
     LOG.info("%s stopped", project)
     return code
+
+
+def _flush_logs():
+    """Write out what the log handlers hold (os._exit skips it)."""
+    import logging as std_logging
+    for handler in std_logging.getLogger().handlers:
+        try:
+            handler.flush()
+        except Exception:       # a closed stream: nothing to write to
+            pass
