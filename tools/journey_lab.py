@@ -223,9 +223,9 @@ class Ledgers:
             return guest_agent.wait_for_agent(self._domain(domain),
                                               timeout=timeout)
         except guest_agent.GuestAgentError as exc:
-            raise SystemExit("%s; its console: virsh console %s, or "
-                             "openstack console log show SERVER"
-                             % (exc, domain)) from exc
+            raise SystemExit("%s; its console: %s, or openstack console "
+                             "log show <server>" % (exc, self.virsh_command(
+                                 "console %s" % domain))) from exc
 
     def guest(self, domain, argv):
         from minicompute.virt.libvirt import guest_agent
