@@ -11,17 +11,13 @@ shell.
 
 import json
 
-from tests.support.login_shell import login_shell
+from tests.support.login_shell import checked
 from tests.support import waiting
 
 DEMO = "--os-cloud ministack"
 
 
-def sh(command, timeout=300):
-    done = login_shell(command, timeout=timeout)
-    assert done.returncode == 0, "%s -> %s\n%s\n%s" % (
-        command, done.returncode, done.stdout[-3000:], done.stderr[-3000:])
-    return done.stdout
+sh = checked
 
 
 def _volume_status(vid):

@@ -24,6 +24,14 @@ def login_shell(command, timeout=120, cwd="/root"):
                           timeout=timeout)
 
 
+def checked(command, timeout=300):
+    """``login_shell(command)`` that must exit 0; its standard output."""
+    done = login_shell(command, timeout=timeout)
+    assert done.returncode == 0, "%s -> %s\n%s\n%s" % (
+        command, done.returncode, done.stdout[-3000:], done.stderr[-3000:])
+    return done.stdout
+
+
 def script(lines, repo):
     """A block of commands as a reader runs it: errexit and pipefail on,
     from the repository's top directory."""

@@ -21,6 +21,7 @@ import pytest
 
 from tests.functional.journey_page import browser
 from tests.support import waiting
+from tests.support.login_shell import checked
 from tests.support.login_shell import login_shell
 
 pytestmark = pytest.mark.slow
@@ -28,11 +29,7 @@ pytestmark = pytest.mark.slow
 PAGE_URL = "http://127.0.0.1:8780/trace/%s"
 
 
-def sh(command, timeout=300):
-    done = login_shell(command, timeout=timeout)
-    assert done.returncode == 0, "%s -> %s\n%s\n%s" % (
-        command, done.returncode, done.stdout[-3000:], done.stderr[-3000:])
-    return done.stdout
+sh = checked
 
 
 def _hop_names(trace_id):
