@@ -53,8 +53,7 @@ def with_defaults(table, values):
 # Connections a MariaDB/PostgreSQL engine keeps open: a daemon's API
 # threads (8) plus its workers read at once. SQLAlchemy's default (5, then
 # overflow connections closed on return) made every GET past the fifth
-# concurrent one open and authenticate a new connection: 336 GET/s on
-# MariaDB against 688 on SQLite (issue 16).
+# concurrent one open and authenticate a new connection.
 SERVER_POOL_SIZE = 16
 
 
@@ -118,10 +117,8 @@ def watch_server_connections(engine):
     round trip each way (MariaDB, PostgreSQL).
 
     SQLAlchemy's defaults cost two per session: the pre-ping on checkout
-    and the ROLLBACK on return. Per attach that was 17 pings and 17
-    rollbacks beside 17 commits, a third of the daemons' statements on
-    MariaDB (issue 16), and each one costs a round trip of Python on both
-    sides. Instead:
+    and the ROLLBACK on return: a third of the daemons' statements on
+    MariaDB, each a round trip of Python on both sides. Instead:
 
     * checkout looks at the connection's socket without waiting: a server
       that restarted or dropped the connection has closed it (or sent its

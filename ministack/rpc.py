@@ -184,8 +184,8 @@ def slow_down_ack_polling():
     that acknowledgements the executor's threads queue for it go out
     soon. Under a burst of attaches that is hundreds of idle wake-ups a
     second, each a pass through kombu's retry wrappers and a socket
-    timeout raised and caught: 1.7 ms of minicompute's CPU and 1.4 ms
-    of miniapi's per attach (issue 16). A message that arrives wakes the
+    timeout raised and caught, a noticeable share of the daemons' CPU
+    per attach. A message that arrives wakes the
     thread at once whatever the wait, and replies are sent by the
     executor's thread itself; only the acknowledgement of a message
     received waits up to this long. The queues prefetch without limit
@@ -261,9 +261,8 @@ def get_server(transport, target, endpoints, actor="nova-compute"):
     executor_thread_pool_size``, 64). The 'threading' executor's own
     pool starts a new thread for every message until it has 64, sized for
     eventlet's green threads: as native threads each one's first deep
-    calls touch its own stack and malloc caches for good, and
-    minicompute's RSS grew 6.2 MB over a 200-cycle soak of one attach at
-    a time (1.9 MB with a pool of 8; issue 16).
+    calls touch its own stack and malloc caches for good, so the
+    daemon's RSS grew under a soak of one attach at a time.
     """
     _register_tracing_opts(transport.conf)
     endpoints = [_TracedEndpoint(endpoint, actor) for endpoint in endpoints]

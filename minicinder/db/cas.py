@@ -20,8 +20,8 @@ def updatable(session, model):
     holds none (the attachment handshake's transactions read with
     ``db/handshake.py``'s Core selects) there is nothing to flush or
     bring in step, and the table: the same SQL as a Core UPDATE,
-    without the ORM's bulk-update machinery (~0.6 ms of CPU per
-    statement, eight statements per handshake; issue 16).
+    without the ORM's bulk-update machinery (eight statements per
+    handshake).
     """
     if session.identity_map or session.new:
         return model, model
@@ -35,7 +35,7 @@ def cas_statement(table, set_columns, checked, live=True):
     ``b_in_<column>`` (expanding) the values each ``checked`` column may
     have, ``v_<column>`` the new values. Building the statement anew for
     every transition (its clauses, bind parameters and cache key) cost
-    more CPU than running it: a handshake makes six (issue 16)."""
+    more CPU than running it: a handshake makes six."""
     where = [table.c.id == sa.bindparam("b_id")]
     if live:
         where.append(table.c.deleted.is_(False))

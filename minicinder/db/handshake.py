@@ -1,5 +1,5 @@
 """The reads of the attachment handshake: each step loads only the
-columns it checks (issue 16).
+columns it checks.
 
 Nova drives every attach and detach through POST, PUT, os-complete and
 DELETE ``/attachments`` (plus ``os-begin_detaching``), and on a busy host

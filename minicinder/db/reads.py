@@ -4,16 +4,16 @@ volumes of a ``GET /volumes[/detail]`` page (:func:`volume_list`).
 ``GET /v3/{project_id}/volumes/{id}`` is the call every client polls
 (Nova waits on ``status``, the SDK on every wait loop), so it is read with
 one prebuilt SQLAlchemy Core select instead of the ORM. Loading a
-``Volume`` through the session cost ~2 ms of CPU per request, nearly all
-ORM machinery: building the select and its cache key, the identity map,
-the joined type and two ``selectin`` relationship loads, each a full ORM
-execution. The select here is built once, at import, with bound
+``Volume`` through the session cost several times the statement's CPU,
+nearly all ORM machinery: building the select and its cache key, the
+identity map, the joined type and two ``selectin`` relationship loads,
+each a full ORM execution. The select here is built once, at import, with bound
 parameters, so a request only executes it.
 
 One statement, not four: the volume is outer-joined to its type, its
 live metadata, admin metadata and attachments, and says whether it has
 image metadata (read by a second statement only then). Each execution through
-SQLAlchemy costs ~50 us of Python, and on SQLite each statement outside a
+SQLAlchemy costs its Python, and on SQLite each statement outside a
 transaction is its own read transaction (file locks, WAL index) and
 releases the GIL several times, which with eight busy API threads turns
 into thread switches. The price is a product of rows (metadata x
@@ -24,10 +24,7 @@ On MariaDB the statements run on ``Database.read_connection()``'s
 autocommit connections (no pre-ping, no ROLLBACK on return: two round
 trips per GET instead of four) and name only the columns the views print
 (``SHOWN_COLUMNS``): PyMySQL parses every column descriptor of every
-result in Python. Measured in-process on the lab's MariaDB (PyMySQL),
-minicinder's CPU per GET went from ~3.5 to ~3.0 ms and MariaDB's from
-~1.0 to ~0.85 ms; with mysqlclient (the C driver, the lab's default)
-~1.75 and ~0.6 ms.
+result in Python.
 
 The result is a :class:`VolumeRecord`: the ORM ``Volume``'s attribute
 names for the ``SHOWN_COLUMNS``, plus ``volume_type.name``,
@@ -77,7 +74,7 @@ _ATTACHMENT_LABELS = tuple("attachment_" + name
 # relationship was: a soft-deleted type still names itself.
 # Whether the volume has image metadata: the second statement below runs
 # only then (most volumes have none; on MariaDB a statement is a round
-# trip and ~0.2 ms of the API's CPU).
+# trip).
 _HAS_GLANCE_METADATA = sa.exists().where(
     _GLANCE_METADATA.c.volume_id == _VOLUMES.c.id,
     _GLANCE_METADATA.c.deleted.is_(False)).label("has_glance_metadata")
@@ -209,9 +206,8 @@ def volume_list(conn, query):
     """Records (as :func:`volume_get`'s) of the volumes ``query`` selects
     (``db.api.volume_list_select``: its filters, order and page), with
     only the ``SHOWN_COLUMNS``: one select for the page and one per
-    child collection, each over the page's ids. A ``/volumes/detail`` of
-    five volumes cost ~15 ms of CPU loaded through the ORM on MariaDB
-    (PyMySQL) and ~9 ms on SQLite; ~7.5 and ~5 ms this way.
+    child collection, each over the page's ids: about half the CPU of
+    loading them through the ORM.
 
     :param conn: a Core connection; inside the read transaction of the
         session that built ``query``, so every statement sees the same

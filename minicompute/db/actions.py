@@ -104,8 +104,8 @@ def action_event_start(ctxt, instance_uuid, event, host, details=None):
     Core statements (the action's id, the event's INSERT, the action's
     ``updated_at``) in one transaction: every attach and detach records
     an event, and the ORM's query, identity map and flush made this and
-    :func:`action_event_finish` about a third of minicompute's CPU per
-    attach (issue 16).
+    :func:`action_event_finish` a large share of minicompute's CPU per
+    attach.
 
     :param details: kept on the running event (what it works on, e.g.
         ``volume <id>``); finishing the event overwrites it.

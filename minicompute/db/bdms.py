@@ -5,8 +5,8 @@ on detach).
 ``connection_info`` may be given as a dict to :func:`bdm_create` and
 :func:`bdm_update`; it is stored as JSON. The attach's and detach's hot
 paths read and write by prebuilt Core statements, no ORM load (the
-``bdm_read*`` functions, ``bdm_update(reload=False)``, ``bdm_destroy``;
-issue 16). Part of ``minicompute.db.api``, which re-exports every public
+``bdm_read*`` functions, ``bdm_update(reload=False)``, ``bdm_destroy``).
+Part of ``minicompute.db.api``, which re-exports every public
 function here.
 """
 
@@ -35,8 +35,7 @@ def bdm_create(ctxt, values):
 
     ``connection_info`` may be given as a dict; it is stored as JSON.
     One Core INSERT of every column (the model's defaults filled in
-    here), no ORM flush: the compute host creates one per attach
-    (issue 16).
+    here), no ORM flush: the compute host creates one per attach.
 
     :returns: the new BDM, in no session (as :func:`bdm_get`'s).
     """
@@ -75,7 +74,7 @@ _BDM_BY_VOLUME_AND_INSTANCE = (
 def bdm_read(ctxt, bdm_id):
     """:func:`bdm_get` as a read-only Core row (the columns as
     attributes), by one prebuilt select and no ORM load: the compute
-    host's attach (issue 16). Update it with :func:`bdm_update`.
+    host's attach. Update it with :func:`bdm_update`.
 
     :raises BDMNotFound:
     """
@@ -88,7 +87,7 @@ def bdm_read(ctxt, bdm_id):
 
 def bdm_read_by_volume_and_instance(ctxt, volume_id, instance_uuid):
     """:func:`bdm_get_by_volume_and_instance` as a read-only Core row
-    (the compute host's detach; issue 16).
+    (the compute host's detach).
 
     :raises VolumeBDMNotFound:
     """
@@ -146,7 +145,7 @@ _BDM_INSTANCES_OF_VOLUME = (
 def bdm_instances_of_volume(ctxt, volume_id):
     """The instance uuid of every live BDM of ``volume_id``, in BDM id
     order: what the API's already-attached check reads of
-    :func:`bdm_get_by_volume`, by one Core select (issue 16)."""
+    :func:`bdm_get_by_volume`, by one Core select."""
     with _begin() as conn:
         return list(conn.execute(_BDM_INSTANCES_OF_VOLUME,
                                  {"b_volume_id": volume_id}).scalars())
@@ -161,7 +160,7 @@ _BDMS_OF_INSTANCE = (
 
 def bdm_get_all_by_instance(ctxt, instance_uuid):
     """Every live BDM of ``instance_uuid``, in creation order, in no
-    session (one prebuilt select: every reserve reads them, issue 16)."""
+    session (one prebuilt select: every reserve reads them)."""
     with _begin() as conn:
         rows = conn.execute(_BDMS_OF_INSTANCE,
                             {"b_instance_uuid": instance_uuid}).all()
@@ -185,7 +184,7 @@ def bdm_update(ctxt, bdm_id, values, reload=True):
         written (``updated_at`` among them), JSON-friendly as
         :func:`to_dict`'s, for a caller that holds the rest of the row
         (the API's attach, the compute host's writes of
-        ``connection_info``; issue 16).
+        ``connection_info``).
     :raises BDMNotFound:
     """
     values = dict(values)

@@ -82,7 +82,7 @@ def instance_get(ctxt, uuid):
 def instance_get_dict(ctxt, uuid):
     """``to_dict(instance_get(ctxt, uuid))``, with no model object: the
     compute host reloads the instance at the start of every RPC it
-    serves (issue 16).
+    serves.
 
     :raises InstanceNotFound: as :func:`instance_get`.
     """

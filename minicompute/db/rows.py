@@ -35,6 +35,6 @@ def unbound(model, row):
     """A ``model`` object holding a Core row's columns, in no session:
     what the ORM's query handed out detached, without its load (the
     query, identity map and session cost more than the statement; every
-    API request reads its server, issue 16). Read it; change the row
+    API request reads its server). Read it; change the row
     with an ``*_update`` function, never by adding it to a session."""
     return model(**row._mapping)

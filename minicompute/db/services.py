@@ -63,7 +63,7 @@ def service_liveness(ctxt, host, topic):
 
     One Core select of one row: the API checks its host on every attach
     and detach, and loading every service through the ORM to pick one
-    was a tenth of miniapi's CPU per attach (issue 16).
+    was a visible share of miniapi's CPU per attach.
     """
     with _begin() as conn:
         return conn.execute(_SERVICE_BY_HOST_AND_TOPIC, {

@@ -5,7 +5,7 @@ daemon calls ``minicompute.db.api.configure(engine)`` once at start-up);
 every data-access function opens one short transaction with :func:`scope`
 (an ORM session) or, on the attach's and detach's hot paths that need no
 ORM objects, :func:`begin` (a Core connection: no identity map, no
-unit-of-work flush at commit; issue 16).
+unit-of-work flush at commit).
 """
 
 from ministack import db

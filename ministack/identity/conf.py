@@ -39,7 +39,7 @@ behalf, obtained by authenticating as the account below.
 def register_opts(conf):
     """Register ``[service_user]`` (nothing when it already is: every
     registration empties oslo.config's cache of parsed values, and the
-    Cinder client's callers ask for the group on each call; issue 16)."""
+    Cinder client's callers ask for the group on each call)."""
     for group, opts in list_opts():
         if group in conf and all(opt.dest in conf[group] for opt in opts):
             continue

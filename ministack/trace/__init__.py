@@ -1,4 +1,4 @@
-"""Tracing the attach journey with osprofiler (issue 13).
+"""Tracing the attach journey with osprofiler.
 
 * :mod:`ministack.trace.profiler` - the ``[profiler]`` options and each
   daemon's osprofiler start-up, and the span helpers the code calls

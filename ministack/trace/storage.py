@@ -16,7 +16,7 @@ cannot be used as it is:
 same rows, same report), and one more change: a notification is not
 written on the request's own thread. osprofiler calls ``notify`` twice
 per span, inside the traced code; one transaction each (a commit and
-an fsync on MariaDB: about 5 ms) added some 200 ms to a traced attach.
+an fsync on MariaDB) slowed a traced attach noticeably.
 ``notify`` now queues the row, and one writer thread per process
 stores whatever has queued in one transaction (:class:`_Writer`). A
 reader in the same process first waits for the queue to drain

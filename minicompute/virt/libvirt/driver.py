@@ -204,7 +204,7 @@ class LibvirtDriver(resize.ResizeMixin, driver.ComputeDriver):
 
         Only a multiattach volume can be (its one target serves every
         guest); for any other the guests' XML is not read (one XMLDesc per
-        guest, on every detach; issue 16), as upstream's
+        guest, on every detach), as upstream's
         ``_should_disconnect_target`` asks first."""
         if not connection_info.get("multiattach"):
             return False

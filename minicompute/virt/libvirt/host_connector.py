@@ -3,8 +3,8 @@ once in a while instead of on every attach and detach.
 
 Nova asks os-brick's ``get_connector_properties`` each time it attaches
 or detaches a volume. os-brick answers by running commands (reading the
-initiator name, the NVMe host NQN, the system UUID, multipath's state):
-about 180 ms here, on the critical path of both the attach and the
+initiator name, the NVMe host NQN, the system UUID, multipath's state),
+on the critical path of both the attach and the
 detach. What it reports changes only when the host is reconfigured, so
 the answer is kept for :data:`TTL` seconds and asked again after that
 (and once at start-up, so that the first attach does not pay for it).
