@@ -16,7 +16,7 @@ from minicinder.db import session as db_session
 from minicinder.volume import actions as volume_actions
 from minicinder.volume import api as volume_api
 from minicinder.volume import attachments as attachment_api
-from minicinder.volume import fake as fake_driver
+from minicinder.volume.drivers import fake as fake_driver
 from minicinder.volume import locks as volume_locks
 from minicinder.volume import manager as volume_manager
 from minicinder.volume import service_record
@@ -39,7 +39,7 @@ def make_driver(conf):
             portal="%s:%s" % (conf.target_ip_address, conf.target_port))
     else:
         # Imported lazily: the LVM driver needs root tools, fake does not.
-        from minicinder.volume import lvm_driver
+        from minicinder.volume.drivers import lvm_driver
         driver = lvm_driver.LVMTgtDriver(conf)
     driver.check_for_setup_error()
     return driver

@@ -67,7 +67,7 @@ def traced(run, *cmd, **kwargs):
     """``run(*cmd, **kwargs)``, as a COMMAND span named after ``cmd``
     when the thread is traced: the executor's, and a command's request
     sent another way (tgtd's management socket,
-    :func:`minicinder.volume.tgtd_socket.execute`)."""
+    :func:`minicinder.volume.targets.tgtd_socket.execute`)."""
     if profiler.get() is None:
         return run(*cmd, **kwargs)
     from ministack.trace import profiler as ms_profiler

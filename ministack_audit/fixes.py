@@ -28,9 +28,9 @@ holds it (detach first; then ``--fix`` marks it ``error``).
 
 from minicinder.db import api as cinder_db
 from minicinder.volume import driver as volume_driver
-from minicinder.volume import lvm
-from minicinder.volume import lvm_driver
-from minicinder.volume import tgt
+from minicinder.volume.drivers import lvm
+from minicinder.volume.drivers import lvm_driver
+from minicinder.volume.targets import tgt
 from minicompute import exception as nova_exception
 from minicompute.db import api as nova_db
 from minicompute.virt.libvirt import driver as libvirt_driver

@@ -34,8 +34,8 @@ from oslo_config import cfg
 
 from minicinder import conf as cinder_opts
 from minicinder.db import api as cinder_db
-from minicinder.volume import lvm
-from minicinder.volume import tgt
+from minicinder.volume.drivers import lvm
+from minicinder.volume.targets import tgt
 from minicompute import conf as compute_opts
 from minicompute import hosts as compute_hosts
 from minicompute.db import api as nova_db

@@ -3,8 +3,8 @@
 :class:`Floor` attaches the same kind of disk the stack attaches -- an LV,
 a tgt target with CHAP and an initiator ACL, a libvirt CHAP secret and
 ``attachDevice`` of the QEMU iSCSI network disk -- with the project's
-adapters (:class:`minicinder.volume.lvm.LVM`,
-:class:`minicinder.volume.tgt.TgtAdm` over tgtd's socket, as minicinder
+adapters (:class:`minicinder.volume.drivers.lvm.LVM`,
+:class:`minicinder.volume.targets.tgt.TgtAdm` over tgtd's socket, as minicinder
 drives it, the libvirt XML builders of
 ``minicompute.virt.libvirt.config``) into a guest booted from the same
 image and flavor, outside nova (its domain name does not match
@@ -30,9 +30,9 @@ import libvirt
 from bench_attach_hosts import DEFAULT_PORTAL
 from bench_attach_probes import STATE_DIR
 from bench_attach_probes import GuestWaiter
-from minicinder.volume import lvm
-from minicinder.volume import tgt
-from minicinder.volume import tgtd_socket
+from minicinder.volume.drivers import lvm
+from minicinder.volume.targets import tgt
+from minicinder.volume.targets import tgtd_socket
 from minicompute.virt.libvirt import config
 from minicompute.virt.libvirt import guest_agent
 from minicompute.virt.libvirt import instance_files

@@ -14,8 +14,8 @@ import sqlalchemy as sa
 
 import bench_cinder_load as load
 import journey
-from minicinder.volume import lvm
-from minicinder.volume import tgt
+from minicinder.volume.drivers import lvm
+from minicinder.volume.targets import tgt
 from minicompute.virt.libvirt import config
 from ministack import executor
 

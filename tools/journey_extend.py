@@ -45,7 +45,7 @@ def lv_bytes(vg, volume_id):
 
 def lun(volume_id):
     """tgt's target of the volume: (tid, LUN 1's size, backing store)."""
-    from minicinder.volume import tgt
+    from minicinder.volume.targets import tgt
     for target in tgt.TgtAdm().show_targets():
         if target["iqn"].endswith(":volume-%s" % volume_id):
             for entry in target["luns"]:

@@ -4,7 +4,7 @@ A connector is os-brick's ``get_connector_properties()`` (plus nova's
 ``mountpoint``). Upstream Cinder passes it to the driver unchecked; here
 every field os-brick defines is checked against its shape before anything
 reaches the backend, because its ``initiator`` ends up in a ``tgtadm``
-ACL (see :mod:`minicinder.volume.iscsi_names`). A field with the wrong
+ACL (see :mod:`minicinder.volume.targets.iscsi_names`). A field with the wrong
 shape is a 400 that names it.
 
 Fields os-brick may add in later releases are accepted when they are
@@ -12,7 +12,7 @@ plain values: a short string without control characters, a number, a
 boolean, null, or a list of such strings.
 """
 
-from minicinder.volume import iscsi_names
+from minicinder.volume.targets import iscsi_names
 
 _text = {"type": "string", "maxLength": 255,
          "pattern": r"^[^\x00-\x1f\x7f]*\Z"}

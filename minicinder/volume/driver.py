@@ -19,7 +19,7 @@ import secrets
 import string
 
 from minicinder import exception
-from minicinder.volume import iscsi_names
+from minicinder.volume.targets import iscsi_names
 
 
 @dataclasses.dataclass(frozen=True)

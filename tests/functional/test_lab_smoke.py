@@ -5,9 +5,9 @@ built on, in the order an attach uses them:
 
 1. boot the guest image under libvirt (transient domain, qcow2 overlay);
 2. carve a contiguous LV in the lab's volume group and get a block device
-   for it (``minicinder.volume.lvm``);
+   for it (``minicinder.volume.drivers.lvm``);
 3. export it with tgt, CHAP and an initiator-name ACL
-   (``minicinder.volume.tgt``);
+   (``minicinder.volume.targets.tgt``);
 4. hot-plug it into the running guest through QEMU's own iSCSI
    initiator, the CHAP password in a libvirt secret
    (``minicompute.virt.libvirt.config``);
@@ -42,8 +42,8 @@ from tests.support import waiting
 
 libvirt = pytest.importorskip("libvirt")
 
-from minicinder.volume import lvm as lvm_adapter  # noqa: E402
-from minicinder.volume import tgt as tgt_adapter  # noqa: E402
+from minicinder.volume.drivers import lvm as lvm_adapter  # noqa: E402
+from minicinder.volume.targets import tgt as tgt_adapter  # noqa: E402
 from minicompute.virt.libvirt import config  # noqa: E402
 from minicompute.virt.libvirt import guest_agent  # noqa: E402
 from minicompute.virt.libvirt import instance_files  # noqa: E402

@@ -22,7 +22,7 @@ import subprocess
 
 import pytest
 
-from minicinder.volume import tgt
+from minicinder.volume.targets import tgt
 from minicompute import hosts as lab_hosts
 from tests.support import login_shell
 from tests.support.cleanups import Cleanups

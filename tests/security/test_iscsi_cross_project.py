@@ -28,7 +28,7 @@ import uuid
 
 import pytest
 
-from minicinder.volume import tgt
+from minicinder.volume.targets import tgt
 from tests.support import processes
 from tests.support import waiting
 from tests.tempest_style import waiters

@@ -298,8 +298,8 @@ def remove_tagged(tag, paths=()):
                 name.startswith("instance-%s-" % tag):
             executor.execute(*virsh, "destroy", name, check_exit_code=False)
             executor.execute(*virsh, "undefine", name, check_exit_code=False)
-    from minicinder.volume import lvm
-    from minicinder.volume import tgt
+    from minicinder.volume.drivers import lvm
+    from minicinder.volume.targets import tgt
     adm = tgt.TgtAdm()
     for target in adm.show_targets():
         if "volume-%s-" % tag in target["iqn"]:

@@ -105,7 +105,7 @@ def test_attachment_handshake_with_cinderclient(cinder, raw, make_volume,
 
 
 def test_delete_leaves_no_lv_loop_or_target(raw, make_volume, volume_group):
-    from minicinder.volume import lvm
+    from minicinder.volume.drivers import lvm
     volume_id = make_volume()
     att = raw("POST", "/attachments", {"attachment": {
         "volume_uuid": volume_id, "instance_uuid": str(uuid.uuid4()),

@@ -14,7 +14,7 @@ import uuid
 
 import pytest
 
-from minicinder.volume import tgt
+from minicinder.volume.targets import tgt
 from tests.support.minicinder_daemon import NOVA
 from tests.support.minicinder_daemon import Daemon
 from tests.support.minicinder_daemon import Raw

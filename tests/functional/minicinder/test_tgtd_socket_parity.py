@@ -2,8 +2,9 @@
 and the real tgtadm: what one does, the other sees, and both fail alike.
 
 minicinder sends every tgtadm request straight to tgtd's management socket
-(:func:`minicinder.volume.tgtd_socket.execute`, issue 16); operators keep
-using ``tgtadm``. This checks that both views of one export agree.
+(:func:`minicinder.volume.targets.tgtd_socket.execute`, issue 16);
+operators keep using ``tgtadm``. This checks that both views of one
+export agree.
 """
 
 import os
@@ -13,8 +14,8 @@ import uuid
 
 import pytest
 
-from minicinder.volume import tgt
-from minicinder.volume import tgtd_socket
+from minicinder.volume.targets import tgt
+from minicinder.volume.targets import tgtd_socket
 from ministack import exception as ms_exception
 from ministack import executor
 

@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from minicinder.volume import lvm
+from minicinder.volume.drivers import lvm
 from tests.support.minicinder_daemon import NO_DM
 from tests.support.minicinder_daemon import run
 

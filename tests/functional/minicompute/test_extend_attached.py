@@ -38,7 +38,7 @@ import subprocess
 import pytest
 import sqlalchemy as sa
 
-from minicinder.volume import tgt
+from minicinder.volume.targets import tgt
 from minicompute import hosts as compute_hosts
 from tests.support import lab_hosts
 from tests.support.cleanups import Cleanups

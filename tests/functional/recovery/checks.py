@@ -33,7 +33,7 @@ def assert_clean(stack, server, volume_ids, timeout=60):
         assert probe.bdm(server, vid) is None
         assert cinder.attachments(vid) == []
         assert cinder.status(vid) == "available"
-    from minicinder.volume import tgt
+    from minicinder.volume.targets import tgt
     for target in tgt.TgtAdm().show_targets():
         if "volume-%s-" % stack["tag"] in target["iqn"]:
             assert target["acls"] == [], target

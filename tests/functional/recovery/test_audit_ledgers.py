@@ -134,7 +134,7 @@ def _orphan_and_acl(stack, guest, vid):
     assert resp.status_code == 200, resp.text
     _find_and_fix(stack, "orphan_attachment")
     # An ACL entry nobody's attachment accounts for.
-    from minicinder.volume import tgt
+    from minicinder.volume.targets import tgt
     target = next(t for t in tgt.TgtAdm().show_targets()
                   if t["iqn"].endswith(vid))
     tgt.TgtAdm().bind_initiator(target["tid"], "iqn.1994-05.com.x:stray")
@@ -151,7 +151,7 @@ def test_volume_status_and_loop_device(stack, guest, volumes):
     engine.dispose()
     _find_and_fix(stack, "in_use_without_attachment")
     # A second loop device over the volume's LV.
-    from minicinder.volume import lvm
+    from minicinder.volume.drivers import lvm
     vg = lvm.LVM(private_stack.VG)
     name = "volume-%s-%s" % (stack["tag"], vid)
     pv, offset, size = vg.extent_range(name)
@@ -170,7 +170,7 @@ def test_lv_removed_behind_cinders_back(stack, guest, volumes):
     """The LVM ledger loses a volume: its data is gone, so the repair is
     to mark the volume ``error`` (nobody can attach it), after which it
     can be deleted as usual."""
-    from minicinder.volume import lvm
+    from minicinder.volume.drivers import lvm
     cinder = stack["cinder_api"]
     vid = volumes("corrupt-lv")
     lvm.LVM(private_stack.VG).delete_volume(

@@ -291,7 +291,7 @@ def test_durable_cast_survives_broker_restart_while_compute_down(
 
 
 def _export_rebuilt(vid):
-    from minicinder.volume import tgt
+    from minicinder.volume.targets import tgt
     for target in tgt.TgtAdm().show_targets():
         if target["iqn"].endswith(vid) and target["acls"]:
             return target

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from minicinder.db import api as cinder_db
 from minicinder.db import models as cinder_models
 from minicinder.db import session as cinder_session
-from minicinder.volume import lvm
+from minicinder.volume.drivers import lvm
 from minicompute import exception as nova_exception
 from minicompute.db import api as nova_db
 from minicompute.db import models as nova_models

@@ -13,7 +13,7 @@ from werkzeug.test import Client
 
 from minicinder import service
 from minicinder.db import session as db_session
-from minicinder.volume import fake
+from minicinder.volume.drivers import fake
 from minicinder.volume import manager as volume_manager
 from tests.unit import fake_keystone
 from tests.support.minicinder_inprocess import OTHER_PROJECT

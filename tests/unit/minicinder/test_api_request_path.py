@@ -21,7 +21,7 @@ from minicinder import service
 from minicinder.api import app as api_app
 from minicinder.api import views
 from minicinder.db import session as db_session
-from minicinder.volume import fake
+from minicinder.volume.drivers import fake
 from minicinder.volume import manager as volume_manager
 from tests.unit import fake_keystone
 from tests.support.minicinder_inprocess import OTHER_PROJECT

@@ -10,7 +10,7 @@ import pytest
 from minicinder.api import connector as connector_schema
 from minicinder.api import validation
 from minicinder import exception
-from minicinder.volume import iscsi_names
+from minicinder.volume.targets import iscsi_names
 
 GOOD = {"initiator": "iqn.2004-10.org.ministack:ab12cd34ef56",
         "host": "compute-1.example.org", "ip": "192.0.2.10",

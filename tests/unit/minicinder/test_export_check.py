@@ -4,7 +4,7 @@ tests/functional/minicinder/test_tgtd_restart.py)."""
 
 import threading
 
-from minicinder.volume import lvm_driver
+from minicinder.volume.drivers import lvm_driver
 from tests.support.minicinder_inprocess import connector
 from tests.support.minicinder_inprocess import make_conf
 from tests.support.fake_storage import FakeTgtadm

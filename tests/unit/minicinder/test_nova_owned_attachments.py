@@ -18,7 +18,7 @@ import pytest
 from minicinder import service
 from minicinder.compute import nova as nova_api
 from minicinder.db import session as db_session
-from minicinder.volume import fake
+from minicinder.volume.drivers import fake
 from minicinder.volume import manager as volume_manager
 from tests.unit import fake_keystone
 from tests.support.minicinder_inprocess import PROJECT

@@ -20,7 +20,7 @@ def image_stack(tmp_path):
 
     from minicinder import service
     from minicinder.db import session as db_session
-    from minicinder.volume import fake
+    from minicinder.volume.drivers import fake
     from minicinder.volume import manager as volume_manager
     from tests.support import minicinder_inprocess as inprocess
 

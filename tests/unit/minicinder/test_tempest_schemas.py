@@ -27,7 +27,7 @@ import pytest
 
 from minicinder import service
 from minicinder.db import session as db_session
-from minicinder.volume import fake
+from minicinder.volume.drivers import fake
 from minicinder.volume import manager as volume_manager
 from tests.support import minicinder_inprocess as inprocess
 from tests.unit.minicinder import tempest_schemas

@@ -1,4 +1,4 @@
-"""minicinder.volume.tgtd_socket: tgtadm's wire format, against a fake
+"""minicinder.volume.targets.tgtd_socket: tgtadm's wire format, against a fake
 tgtd listening on a unix socket (the real one is exercised by
 tests/security/test_iscsi_cross_project.py)."""
 
@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from minicinder.volume import tgtd_socket
+from minicinder.volume.targets import tgtd_socket
 
 
 @pytest.fixture

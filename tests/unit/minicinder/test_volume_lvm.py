@@ -1,8 +1,9 @@
-"""minicinder.volume.lvm: the commands the LVM adapter runs (no LVM needed)."""
+"""minicinder.volume.drivers.lvm: the commands the LVM adapter runs
+(no LVM needed)."""
 
 import pytest
 
-from minicinder.volume import lvm
+from minicinder.volume.drivers import lvm
 from ministack import exception
 from tests.support.fake_storage import FakeExecute
 
@@ -230,7 +231,7 @@ def test_driver_moves_an_lv_that_cannot_grow_in_place():
     """Copy into a zeroed LV of the new size, swap the names only after
     the copy, then wipe and remove the old LV."""
     from minicinder.volume import driver as volume_driver
-    from minicinder.volume import lvm_driver
+    from minicinder.volume.drivers import lvm_driver
     from tests.support.minicinder_inprocess import make_conf
     drv = lvm_driver.LVMTgtDriver(make_conf(volume_driver="lvm"),
                                   execute=FakeExecute())
@@ -257,7 +258,7 @@ def test_api_workers_share_the_device_cache(tmp_path, monkeypatch):
     """A volume made by one API worker is connected by another without
     ``lvs``/``pvs``: the device it found is shared (checked against sysfs
     before use, like its own cache), and forgotten with the volume."""
-    from minicinder.volume import lvm_driver
+    from minicinder.volume.drivers import lvm_driver
     from tests.support.minicinder_inprocess import make_conf
     sysfs = {"/dev/loop9": ("/dev/loop0", "1048576", "1073741824")}
     monkeypatch.setattr(lvm_driver, "_identity", sysfs.get)

@@ -1,8 +1,9 @@
-"""minicinder.volume.tgt: parsing tgtadm output and the commands it runs."""
+"""minicinder.volume.targets.tgt: parsing tgtadm output and the commands
+it runs."""
 
 import pytest
 
-from minicinder.volume import tgt
+from minicinder.volume.targets import tgt
 from tests.support.fake_storage import TGTADM_SHOW as SHOW
 from tests.support.fake_storage import FakeTgtadm
 

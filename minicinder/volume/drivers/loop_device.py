@@ -2,7 +2,7 @@
 
 Without device-mapper a volume is a loop device over its LV's extent
 range (``losetup -o OFFSET --sizelimit SIZE PV``, see
-:mod:`minicinder.volume.lvm`). When the LV grows in place its range
+:mod:`minicinder.volume.drivers.lvm`). When the LV grows in place its range
 only gets longer, and the loop device over it must follow while tgtd
 holds it open and a guest writes through it. ``losetup`` cannot do that
 (``--sizelimit`` is for a new device; ``-c`` only re-reads the backing

@@ -1,7 +1,7 @@
 """Growing the LVM + tgt driver's volumes: detached (moved when it must)
 and attached (in place, live).
 
-A mixin of :class:`minicinder.volume.lvm_driver.LVMTgtDriver` (it uses
+A mixin of :class:`minicinder.volume.drivers.lvm_driver.LVMTgtDriver` (it uses
 the driver's ``vg``, ``tgt`` and device cache); the boundary where
 command failures become :class:`minicinder.exception.VolumeBackendError`
 (:func:`translate_errors`) lives here too.
@@ -27,7 +27,7 @@ without device-mapper, util-linux 2.38.1, Linux 6.18, tgt 1.0.85, QEMU
 2. The loop device over the LV keeps its old ``--sizelimit``:
    ``losetup -c`` cannot lift it, the ``LOOP_SET_STATUS64`` ioctl can,
    live, under tgtd's open file and a running write
-   (:mod:`minicinder.volume.loop_device`).
+   (:mod:`minicinder.volume.drivers.loop_device`).
 3. tgt answers READ CAPACITY with the size it read when it opened the
    backing store: ``tgtadm --op update --mode logicalunit --params
    online=0,path=<the same loop>`` reopens it (about 1 ms, one
@@ -47,8 +47,8 @@ import functools
 import logging
 
 from minicinder import exception
-from minicinder.volume import lvm
-from minicinder.volume import tgt
+from minicinder.volume.drivers import lvm
+from minicinder.volume.targets import tgt
 from ministack import exception as ms_exception
 
 LOG = logging.getLogger(__name__)

@@ -27,7 +27,7 @@ import logging
 import threading
 
 from minicinder.volume import locks
-from minicinder.volume import loop_device
+from minicinder.volume.drivers import loop_device
 from ministack import exception
 from ministack import executor
 
@@ -62,7 +62,9 @@ class LVM:
     def __init__(self, vg_name, execute=executor.execute, device_mapper=None,
                  resize_loop=loop_device.set_sizelimit):
         """:param resize_loop: ``(loop path, size)``: grows a bound loop
-            device (:func:`minicinder.volume.loop_device.set_sizelimit`)."""
+            device
+            (:func:`minicinder.volume.drivers.loop_device.set_sizelimit`).
+        """
         self.vg_name = vg_name
         self._execute = execute
         self._device_mapper = device_mapper

@@ -5,13 +5,13 @@ unescaped, so a name with a newline in it can plant lines that look like
 another target: :func:`parse_targets` and :func:`parse_target` accept a
 line only in the shape its place allows and raise
 :class:`UnexpectedOutput` for anything else, rather than act on a forged
-line. Used by ``minicinder.volume.tgt``, which re-exports both parsers
+line. Used by ``minicinder.volume.targets.tgt``, which re-exports both parsers
 and the exception.
 """
 
 import re
 
-from minicinder.volume import iscsi_names
+from minicinder.volume.targets import iscsi_names
 from ministack import exception
 
 SECTIONS = ("System information", "I_T nexus information",

@@ -16,7 +16,7 @@ path and ~0.2 core-seconds of the 4x8 attach-all on the 2-core lab
 (issue 16). :func:`execute` takes the same argv the executor would run
 (``tgtadm --lld iscsi --mode target --op new --tid 1 ...``) and sends
 the request tgtadm would, byte for byte (each kind checked against
-``strace`` of tgtadm 1.0.85), so :mod:`minicinder.volume.tgt` reads the
+``strace`` of tgtadm 1.0.85), so :mod:`minicinder.volume.targets.tgt` reads the
 same and an operator's ``tgtadm --op show`` still shows everything.
 
 The request is tgtadm's ``struct tgtadm_req`` (tgt 1.0.x, checked against
@@ -143,7 +143,7 @@ def send_command(*argv, **kwargs):
     """Do what ``argv`` (``tgtadm --lld iscsi ...``, as the executor would
     run it) asks, over the socket; ``(stdout, "")`` as the executor.
 
-    Only the options :mod:`minicinder.volume.tgt` uses are known:
+    Only the options :mod:`minicinder.volume.targets.tgt` uses are known:
     ``--mode``, ``--op``, ``--tid``, ``--lun``, ``--force`` and
     :data:`PARAMETERS`. ``kwargs`` (the executor's) are ignored.
 

@@ -1,9 +1,9 @@
 """The LVM + tgt driver: one logical volume and one iSCSI target per volume.
 
-Storage comes from :class:`minicinder.volume.lvm.LVM` (logical volume
+Storage comes from :class:`minicinder.volume.drivers.lvm.LVM` (logical volume
 ``volume-<id>`` in ``[DEFAULT] volume_group``, reached through
 ``/dev/<vg>/<lv>`` or, without device-mapper, a loop device over its
-extents) and the export from :class:`minicinder.volume.tgt.TgtAdm`
+extents) and the export from :class:`minicinder.volume.targets.tgt.TgtAdm`
 (target ``<target_prefix>volume-<id>``, LUN 1, CHAP account per volume,
 ACL by initiator name). This module is the boundary where command
 failures become :class:`minicinder.exception.VolumeBackendError`.
@@ -22,11 +22,11 @@ import threading
 from minicinder import exception
 from minicinder.volume import driver
 from minicinder.volume import locks
-from minicinder.volume import lvm
-from minicinder.volume import lvm_extend
-from minicinder.volume import tgt
-from minicinder.volume import tgtd_socket
-from minicinder.volume.lvm_extend import translate_errors
+from minicinder.volume.drivers import lvm
+from minicinder.volume.drivers import lvm_extend
+from minicinder.volume.targets import tgt
+from minicinder.volume.targets import tgtd_socket
+from minicinder.volume.drivers.lvm_extend import translate_errors
 from ministack import exception as ms_exception
 from ministack import executor
 

@@ -17,13 +17,13 @@ Targets live in tgtd's memory: they vanish when tgtd stops, which is why
 the driver re-creates exports at start-up (``ensure_export``).
 
 Every command goes through the injected ``execute`` with an argv list:
-in the service, :func:`minicinder.volume.tgtd_socket.execute`, which
+in the service, :func:`minicinder.volume.targets.tgtd_socket.execute`, which
 sends the request tgtadm would to tgtd's management socket without
 starting a process (issue 16); ``ministack.executor.execute`` runs the
 real ``tgtadm`` the same argv asks for. The creation of a CHAP account
 never takes argv: its password would show in ``/proc/<pid>/cmdline``,
 so it is always a socket request of its own
-(:func:`~minicinder.volume.tgtd_socket.new_account`). Failures raise
+(:func:`~minicinder.volume.targets.tgtd_socket.new_account`). Failures raise
 :class:`ministack.exception.ProcessExecutionError` (a command),
 :class:`TgtdError` (the socket) or :class:`UnexpectedOutput` (a ``show``
 this module will not trust).
@@ -37,9 +37,9 @@ of ``tgt_show`` (whose ``parse_targets``, ``parse_target`` and
 
 import logging
 
-from minicinder.volume import iscsi_names
-from minicinder.volume import tgtd_socket
-from minicinder.volume.tgt_show import (  # noqa: F401 (re-exported)
+from minicinder.volume.targets import iscsi_names
+from minicinder.volume.targets import tgtd_socket
+from minicinder.volume.targets.tgt_show import (  # noqa: F401 (re-exported)
     UnexpectedOutput, parse_target, parse_targets)
 from ministack import exception
 from ministack import executor

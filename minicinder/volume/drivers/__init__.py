@@ -1,0 +1,1 @@
+"""Storage backends: the LVM driver and the fake one unit tests use."""

@@ -1,0 +1,2 @@
+"""iSCSI targets: tgtd driven through tgtadm's socket, and the names
+an ACL accepts."""
