@@ -59,10 +59,7 @@ class LibvirtDriver(resize.ResizeMixin, driver.ComputeDriver):
 
     def init_host(self, host):
         self.host.get_connection()
-        # This daemon runs as root: os-brick's privileged calls run in
-        # this process instead of through a sudo'ed privsep helper.
-        import os_brick.privileged
-        os_brick.privileged.default.set_client_mode(False)
+        initiator.setup_os_brick(self.conf.state_path)
         mode = self.conf.libvirt.iscsi_initiator
         if mode == "auto":
             mode = "kernel" if initiator.kernel_available() else "qemu"
@@ -216,8 +213,7 @@ class LibvirtDriver(resize.ResizeMixin, driver.ComputeDriver):
                 continue
             for disk in disks:
                 source = disk.find("source")
-                if source is not None and key in (source.get("name"),
-                                                  source.get("dev")):
+                if source is not None and iscsi.same_source(key, source):
                     return True
         return False
 

@@ -1,4 +1,4 @@
-"""The iSCSI initiator name (IQN) of this compute host.
+"""The iSCSI initiator of this compute host: its name, which one, os-brick.
 
 Cinder's target ACL admits exactly the ``initiator`` of the connector
 compute sends, so the name in the connector and the name the host really
@@ -6,6 +6,10 @@ logs in with must be the same. With open-iscsi that is the name in
 /etc/iscsi/initiatorname.iscsi; without it (QEMU's own initiator) we make
 one up once and keep it under ``state_path``, so it survives restarts and
 an ACL granted before a restart still matches.
+
+os-brick runs its privileged commands (iscsiadm, the SCSI device scans)
+through oslo.privsep and serialises logins with file locks:
+:func:`setup_os_brick` makes both work in a root daemon without sudo.
 """
 
 import os
@@ -59,3 +63,23 @@ def kernel_available():
     except exception.ProcessExecutionError:   # logged by the executor
         return False
     return os.path.isdir("/sys/module/iscsi_tcp")
+
+
+def setup_os_brick(state_path):
+    """Ready os-brick for the kernel path in this root daemon.
+
+    Its privileged calls run in this process (privsep's client mode off)
+    instead of through a sudo'ed privsep-helper, and its external locks
+    (one iSCSI login at a time per portal, one connect_volume at a time)
+    live under ``state_path``: os-brick refuses to connect without a
+    lock_path (``[os_brick] lock_path`` of the global config, which
+    ``os_brick.setup`` would take from oslo.concurrency's).
+    """
+    import os_brick.privileged
+    from oslo_config import cfg
+
+    os_brick.privileged.default.set_client_mode(False)
+    lock_path = os.path.join(state_path, "lock", "os-brick")
+    os.makedirs(lock_path, exist_ok=True)
+    cfg.CONF.set_default("lock_path", lock_path, group="os_brick")
+    return lock_path

@@ -172,3 +172,84 @@ def test_disconnect_error_propagates(factory_calls, info):
     assert raised.value is error
     # the device path stays: a retry disconnects the same device
     assert info["data"]["device_path"] == brick_fake.FakeConnector.fake_path
+
+
+def test_hops_are_os_bricks_connect_and_disconnect():
+    # The course and the phases match the words connect_volume and
+    # disconnect_volume; the lane is os-brick's.
+    assert iscsi.CONNECT_HOP == "connect_volume (os-brick iSCSI)"
+    assert iscsi.DISCONNECT_HOP == "disconnect_volume (os-brick iSCSI)"
+
+
+def test_by_path_is_udevs_name_of_the_lun(info):
+    assert iscsi.by_path(info["data"]) == (
+        "/dev/disk/by-path/ip-192.0.2.10:3260-iscsi-"
+        "iqn.2010-10.org.openstack:volume-7d4c5a0e-lun-1")
+
+
+def test_device_path_is_the_by_path_link_when_udev_makes_it(
+        factory_calls, info, tmp_path, monkeypatch):
+    device = tmp_path / "sdb"
+    device.write_text("")
+    link = tmp_path / "by-path-link"
+    link.symlink_to(device)
+    control = tmp_path / "control"
+    control.write_text("")
+    monkeypatch.setattr(iscsi, "UDEV_CONTROL", str(control))
+    monkeypatch.setattr(iscsi, "by_path", lambda data: str(link))
+    drv = iscsi.LibvirtISCSIVolumeDriver(host=None)
+    drv.connector.fake_path = str(device)
+    drv.connect_volume(info, {"uuid": "inst-1"})
+    assert info["data"]["device_path"] == str(link)
+    assert drv.get_config(info, {"dev": "vdb"}).find("source").get("dev") \
+        == str(link)
+
+
+def test_device_path_is_os_bricks_when_the_link_is_another_device(
+        tmp_path, monkeypatch, info):
+    other = tmp_path / "sdc"
+    other.write_text("")
+    link = tmp_path / "by-path-link"
+    link.symlink_to(other)
+    control = tmp_path / "control"
+    control.write_text("")
+    monkeypatch.setattr(iscsi, "UDEV_CONTROL", str(control))
+    monkeypatch.setattr(iscsi, "by_path", lambda data: str(link))
+    assert iscsi._stable_path(info["data"], str(tmp_path / "sdb")) == \
+        str(tmp_path / "sdb")
+
+
+def test_device_path_without_udev_does_not_wait(monkeypatch, info):
+    monkeypatch.setattr(iscsi, "UDEV_CONTROL", "/nonexistent/udev/control")
+    slept = []
+    assert iscsi._stable_path(info["data"], "/dev/sdb",
+                              sleep=slept.append) == "/dev/sdb"
+    assert slept == []
+
+
+def test_device_path_falls_back_after_waiting_for_udev(
+        tmp_path, monkeypatch, info):
+    control = tmp_path / "control"
+    control.write_text("")
+    monkeypatch.setattr(iscsi, "UDEV_CONTROL", str(control))
+    monkeypatch.setattr(iscsi, "by_path",
+                        lambda data: str(tmp_path / "never"))
+    slept = []
+    assert iscsi._stable_path(info["data"], "/dev/sdb", wait=0.2,
+                              sleep=slept.append) == "/dev/sdb"
+
+
+def test_same_source_matches_a_block_device_by_either_name(tmp_path):
+    device = tmp_path / "sdb"
+    device.write_text("")
+    link = tmp_path / "by-path-link"
+    link.symlink_to(device)
+    by_link = ET.Element("source", dev=str(link))
+    by_name = ET.Element("source", dev=str(device))
+    assert iscsi.same_source(str(device), by_link)
+    assert iscsi.same_source(str(link), by_name)
+    assert iscsi.same_source(str(link), by_link)
+    assert not iscsi.same_source(str(tmp_path / "sdc"), by_link)
+    network = ET.Element("source", protocol="iscsi", name="iqn.x/1")
+    assert iscsi.same_source("iqn.x/1", network)
+    assert not iscsi.same_source("iqn.x/2", network)
