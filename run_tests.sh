@@ -99,14 +99,8 @@ unit_result() {
 for tier in "${tiers[@]}"; do
     case $tier in
         lint)
-            echo "== ruff"
-            "$VENV/bin/ruff" check ministack miniapi minicompute minicinder ministack_audit tests tools
-            echo "== import-linter (the contracts in pyproject.toml)"
-            "$VENV/bin/lint-imports"
-            echo "== RPC seam (topics and method names only in rpcapi)"
-            "$VENV/bin/python" tools/lint_rpc_seam.py
-            echo "== module size (production modules of 400 lines at most)"
-            "$VENV/bin/python" tools/lint_module_size.py ;;
+            # The same checks as tox -e pep8, with the lab venv's tools.
+            PATH="$VENV/bin:$PATH" tools/lint.sh ;;
         unit)
             if [ $unit_beside = yes ]; then
                 echo "== unit tests (tests/unit), beside the quickstart tier; output below it"
