@@ -67,4 +67,8 @@ cleanup_image
 cleanup_upstream_tempest
 echo_summary "Removing $DATA_DIR $CONF_DIR $STATUS_DIR"
 remove_state "${DATA_DIR:?}" "${CONF_DIR:?}" "${STATUS_DIR:?}"
+# Under systemd: the devstack@ units and the drop-ins on Debian's units.
+if uses_systemd; then
+    remove_lab_units
+fi
 echo_summary "ministack lab cleaned"
