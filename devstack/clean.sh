@@ -18,7 +18,7 @@ source "$TOP_DIR/stackrc"
 use_deployed_database_type
 [[ $EUID -eq 0 ]] || die $LINENO "clean.sh must run as root"
 
-for lib in packages python permissions database rabbitmq tgt libvirt lvm image upstream_tempest compute_hosts; do
+for lib in packages python permissions database rabbitmq tgt iscsi libvirt lvm image upstream_tempest compute_hosts; do
     source "$TOP_DIR/lib/$lib"
 done
 MINISTACK_SERVICES=(minicompute miniapi minicinder keystone)
@@ -54,6 +54,8 @@ done
 # The other compute hosts: guests and secrets through their libvirtd,
 # then their daemons, namespaces, veths, files and the lab's bridge.
 cleanup_compute_hosts
+# The kernel initiator's sessions (guests gone), before their targets.
+cleanup_iscsi
 cleanup_tgt
 cleanup_libvirt
 cleanup_rabbitmq

@@ -38,7 +38,7 @@ STACK_TTY=no
 [[ -t 1 ]] && STACK_TTY=yes
 exec > >(tee -a "$LOGFILE") 2>&1
 
-for lib in packages python permissions database rabbitmq memcached tgt libvirt lvm image compute_hosts; do
+for lib in packages python permissions database rabbitmq memcached tgt iscsi libvirt lvm image compute_hosts; do
     source "$TOP_DIR/lib/$lib"
 done
 
@@ -112,6 +112,10 @@ if is_service_enabled keystone; then
 fi
 if is_service_enabled tgt; then
     timed tgt start_tgt
+fi
+# The kernel iSCSI initiator, where minicompute takes the kernel path.
+if is_service_enabled minicompute; then
+    timed iscsi start_iscsi
 fi
 if is_service_enabled libvirt; then
     configure_libvirt

@@ -17,7 +17,7 @@ source "$TOP_DIR/stackrc"
 use_deployed_database_type
 [[ $EUID -eq 0 ]] || die $LINENO "unstack.sh must run as root"
 
-for lib in packages python database rabbitmq memcached tgt libvirt lvm image compute_hosts; do
+for lib in packages python database rabbitmq memcached tgt iscsi libvirt lvm image compute_hosts; do
     source "$TOP_DIR/lib/$lib"
 done
 # HOOK: the daemons' libs stop first, in reverse start order.
@@ -34,6 +34,7 @@ done
 stop_compute_hosts
 stop_memcached
 stop_libvirt
+stop_iscsi
 stop_tgt
 stop_rabbitmq
 stop_database
