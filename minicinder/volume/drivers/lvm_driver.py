@@ -5,28 +5,24 @@ Storage comes from :class:`minicinder.volume.drivers.lvm.LVM` (logical volume
 ``/dev/<vg>/<lv>`` or, without device-mapper, a loop device over its
 extents) and the export from :class:`minicinder.volume.targets.tgt.TgtAdm`
 (target ``<target_prefix>volume-<id>``, LUN 1, CHAP account per volume,
-ACL by initiator name). This module is the boundary where command
-failures become :class:`minicinder.exception.VolumeBackendError`.
-
-Speed: the handshake must not run ``lvs`` (~50 ms each), so the block
-device of each volume is mapped once, when the volume is created, and
-remembered; the cache is checked against sysfs (cheap file reads) before
-use and re-resolved through LVM only when it is stale.
+ACL by initiator name). Each volume's device is remembered
+(:mod:`~minicinder.volume.drivers.lvm_devices`), its growth is
+:mod:`~minicinder.volume.drivers.lvm_grow`'s. This module is the
+boundary where command failures become
+:class:`minicinder.exception.VolumeBackendError`.
 """
 
-import json
+import functools
 import logging
-import os
-import threading
 
 from minicinder import exception
 from minicinder.volume import driver
 from minicinder.volume import locks
 from minicinder.volume.drivers import lvm
-from minicinder.volume.drivers import lvm_extend
+from minicinder.volume.drivers import lvm_devices
+from minicinder.volume.drivers import lvm_grow
 from minicinder.volume.targets import tgt
 from minicinder.volume.targets import tgtd_socket
-from minicinder.volume.drivers.lvm_extend import translate_errors
 from ministack import exception as ms_exception
 from ministack import executor
 
@@ -42,33 +38,49 @@ _TARGET_LOCK = "minicinder-tgt-targets"
 _TARGET_RETRIES = 3
 
 
-class LVMTgtDriver(lvm_extend.ExtendMixin, driver.VolumeDriver):
+def translate_errors(fn):
+    """Command and LVM failures leave the driver as VolumeBackendError."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (ms_exception.ProcessExecutionError, lvm.VolumeNotFound,
+                lvm.NotContiguous, tgt.UnexpectedOutput,
+                tgt.TgtdError, OSError) as exc:
+            reason = exc.format_message() if hasattr(
+                exc, "format_message") else str(exc)
+            raise exception.VolumeBackendError(
+                reason="%s: %s" % (fn.__name__, reason))
+    return wrapper
+
+
+class LVMTgtDriver(driver.VolumeDriver):
     """Thick LVM volumes exported by tgt with CHAP and initiator ACLs."""
 
     def __init__(self, conf, execute=executor.execute,
                  new_account=tgtd_socket.new_account,
-                 tgtadm=tgtd_socket.execute):
+                 tgtadm=tgtd_socket.execute, vg=None):
         """:param execute: runs the LVM and other commands.
         :param tgtadm: runs ``tgtadm`` argvs: by default their requests
-            go to tgtd's socket, no process (issue 16).
+            go to tgtd's socket, no process.
+        :param vg: the LVM adapter (tests); by default ``[DEFAULT]
+            volume_group``'s over ``execute``.
         """
         self.conf = conf
         self._execute = execute
-        self.vg = lvm.LVM(conf.volume_group, execute=execute)
+        self.vg = vg if vg is not None else lvm.LVM(conf.volume_group,
+                                                    execute=execute)
         self.tgt = tgt.TgtAdm(execute=tgtadm, new_account=new_account)
-        self._devices = {}   # lv name -> (path, identity read from sysfs)
-        self._shared_devices = None   # share_state(): a directory
+        self.devices = lvm_devices.DeviceCache(self.vg.get_device_path)
 
     # --- set-up ---
 
     def share_state(self, path):
-        """Share the device cache between API worker processes: a volume
-        created by one worker is connected by any, and finding its loop
-        device again costs ``lvs`` and ``pvs`` (~100 ms each under load)
-        where a look at sysfs suffices. Each entry is still checked
-        against sysfs before use, as this process's own entries are."""
-        os.makedirs(path, mode=0o700, exist_ok=True)
-        self._shared_devices = path
+        """Share the device cache between API worker processes (a volume
+        created by one worker is connected by any without an LVM
+        look-up)."""
+        self.devices.share(path)
 
     def check_for_setup_error(self):
         """Tools on PATH, the volume group present, tgtd answering."""
@@ -114,7 +126,7 @@ class LVMTgtDriver(lvm_extend.ExtendMixin, driver.VolumeDriver):
         name = self._name(volume)
         self.vg.create_volume(name, volume.size)
         try:
-            self._device(name)
+            self.devices.path(name)
         except Exception:
             self.vg.delete_volume(name)
             raise
@@ -126,15 +138,60 @@ class LVMTgtDriver(lvm_extend.ExtendMixin, driver.VolumeDriver):
         name = self._name(volume)
         self._remove_target(volume)
         if self.vg.volume_exists(name):
-            if self.conf.volume_clear == "zero":
-                self.vg.clear_volume(name)
-            self.vg.delete_volume(name)
-        self._forget_device(name)
+            lvm_grow.wipe_and_remove(self.vg, name, self.conf.volume_clear)
+        self.devices.forget(name)
+
+    @translate_errors
+    def extend_volume(self, volume, new_size):
+        """Target, then loop devices (both hold the old extent range),
+        then the LV (:func:`lvm_grow.grow`); the next connection exports
+        the grown device."""
+        name = self._name(volume)
+        self._remove_target(volume)
+        self.vg.release_device(name)
+        self.devices.forget(name)
+        lvm_grow.grow(self.vg, name, new_size, self.conf.volume_clear)
+        self.devices.path(name)
+        return {"provider_location": None}
+
+    def extend_attached_volume(self, volume, new_size):
+        """Grow an attached volume in place: LV and loop devices
+        (:func:`lvm_grow.grow_live`), then the LUN reopened at the new
+        size.
+
+        :raises VolumeCannotExtendInPlace: the extents after the LV are
+            taken (nothing changed).
+        :raises TargetUpdateFailed: the volume grew, tgt still serves the
+            old size (upstream's TargetUpdateFailed: the extend stands).
+        :raises VolumeBackendError: anything else (undone).
+        """
+        name = self._name(volume)
+        self._grow_live(volume, name, new_size)
+        self.devices.forget(name)
+        try:
+            path = self.devices.path(name)
+            target = self._recorded_target(volume)
+            if target is not None:
+                self.tgt.reopen_lun(target["tid"], 1, path)
+        except Exception as exc:
+            LOG.warning("Volume %s grew to %s GiB but its target did not "
+                        "follow: %s", volume.id, new_size, exc)
+            raise exception.TargetUpdateFailed(volume_id=volume.id,
+                                               reason=str(exc)) from exc
+
+    @translate_errors
+    def _grow_live(self, volume, name, new_size):
+        try:
+            lvm_grow.grow_live(self.vg, name, volume.size, new_size)
+        except lvm.NoContiguousSpace as exc:
+            raise exception.VolumeCannotExtendInPlace(
+                volume_id=volume.id, new_size=new_size,
+                reason=exc.format_message()) from exc
 
     @translate_errors
     def copy_image_to_volume(self, volume, image):
         """qemu-img converts the image's disk to raw onto the device."""
-        path = self._device(self._name(volume))
+        path = self.devices.path(self._name(volume))
         LOG.info("Copying image %s onto volume %s (%s)", image.get("id"),
                  volume.id, path)
         self._execute("qemu-img", "convert", "-f",
@@ -233,7 +290,7 @@ class LVMTgtDriver(lvm_extend.ExtendMixin, driver.VolumeDriver):
     # --- helpers ---
 
     def _create_target(self, volume, chap, initiators):
-        path = self._device(self._name(volume))
+        path = self.devices.path(self._name(volume))
         for attempt in range(1, _TARGET_RETRIES + 1):
             try:
                 with locks.lock(_TARGET_LOCK):
@@ -250,73 +307,3 @@ class LVMTgtDriver(lvm_extend.ExtendMixin, driver.VolumeDriver):
     def _remove_target(self, volume):
         with locks.lock(_TARGET_LOCK):
             self.tgt.delete_target(self._iqn(volume))
-
-    def _device(self, name):
-        """The volume's block device, from the cache when still valid
-        (this process's, else the one shared by the API workers)."""
-        for cached in (self._devices.get(name), self._shared_device(name)):
-            if cached and _identity(cached[0]) == cached[1]:
-                self._devices[name] = cached
-                return cached[0]
-        path = self.vg.get_device_path(name)
-        identity = _identity(path)
-        if identity:
-            self._devices[name] = (path, identity)
-            self._share_device(name, path, identity)
-        return path
-
-    def _shared_device(self, name):
-        """``(path, identity)`` another worker recorded for LV ``name``."""
-        if self._shared_devices is None:
-            return None
-        try:
-            with open(os.path.join(self._shared_devices, name)) as f:
-                entry = json.load(f)
-            identity = entry["identity"]
-            return (entry["path"], tuple(identity)
-                    if isinstance(identity, list) else identity)
-        except (OSError, ValueError, KeyError, TypeError):
-            # No entry (the usual case) or a damaged one: only a cache
-            # miss, the device is looked up through LVM.
-            return None
-
-    def _share_device(self, name, path, identity):
-        if self._shared_devices is None:
-            return
-        target = os.path.join(self._shared_devices, name)
-        tmp = "%s.%d.%d.tmp" % (target, os.getpid(), threading.get_ident())
-        try:
-            with open(tmp, "w") as f:
-                json.dump({"path": path, "identity": identity}, f)
-            os.replace(tmp, target)   # readers see all of it or none
-        except OSError:
-            LOG.warning("Could not share the device of %s", name,
-                        exc_info=True)
-
-    def _forget_device(self, name):
-        self._devices.pop(name, None)
-        if self._shared_devices is not None:
-            try:
-                os.unlink(os.path.join(self._shared_devices, name))
-            except FileNotFoundError:
-                pass
-
-
-def _identity(path):
-    """What a block device is, from sysfs: a loop's backing file, offset
-    and size; for other devices just that the path exists."""
-    base = os.path.basename(path)
-    loop_dir = "/sys/block/%s/loop" % base
-    if base.startswith("loop") and os.path.isdir("/sys/block/%s" % base):
-        try:
-            return tuple(_read("%s/%s" % (loop_dir, field))
-                         for field in ("backing_file", "offset",
-                                       "sizelimit"))
-        except OSError:
-            return None
-    return os.path.exists(path) or None
-
-
-def _read(path):
-    with open(path) as f:
-        return f.read().strip()

@@ -4,6 +4,7 @@ tests/functional/minicinder/test_tgtd_restart.py)."""
 
 import threading
 
+from minicinder.volume.drivers import lvm_devices
 from minicinder.volume.drivers import lvm_driver
 from tests.support.minicinder_inprocess import connector
 from tests.support.minicinder_inprocess import make_conf
@@ -89,7 +90,7 @@ def test_lvm_driver_reports_what_tgtd_lacks_and_keeps_bound_chap():
     drv = lvm_driver.LVMTgtDriver(conf, execute=tgtadm,
                                    new_account=tgtadm.new_account,
                                    tgtadm=tgtadm)
-    drv._device = lambda name: "/dev/loop9"
+    drv.devices = lvm_devices.DeviceCache(lambda name: "/dev/loop9")
     known = {t["iqn"]: t for t in drv.tgt.show_targets()}
     iqn = next(iqn for iqn, t in known.items() if t["accounts"])
     target = known[iqn]

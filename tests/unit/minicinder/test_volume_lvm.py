@@ -227,6 +227,13 @@ class RecordingVG:
         return record
 
 
+class NoTargets:
+    """tgt with no targets: deleting one is a no-op, as TgtAdm's."""
+
+    def delete_target(self, iqn):
+        pass
+
+
 def test_driver_moves_an_lv_that_cannot_grow_in_place():
     """Copy into a zeroed LV of the new size, swap the names only after
     the copy, then wipe and remove the old LV."""
@@ -234,9 +241,8 @@ def test_driver_moves_an_lv_that_cannot_grow_in_place():
     from minicinder.volume.drivers import lvm_driver
     from tests.support.minicinder_inprocess import make_conf
     drv = lvm_driver.LVMTgtDriver(make_conf(volume_driver="lvm"),
-                                  execute=FakeExecute())
-    drv.vg = RecordingVG()
-    drv._remove_target = lambda volume: None
+                                  execute=FakeExecute(), vg=RecordingVG())
+    drv.tgt = NoTargets()
     ref = volume_driver.VolumeRef(id="a", size=1)
     assert drv.extend_volume(ref, 2) == {"provider_location": None}
     steps = [c for c in drv.vg.calls if c[0] != "get_device_path"]
@@ -258,34 +264,30 @@ def test_api_workers_share_the_device_cache(tmp_path, monkeypatch):
     """A volume made by one API worker is connected by another without
     ``lvs``/``pvs``: the device it found is shared (checked against sysfs
     before use, like its own cache), and forgotten with the volume."""
+    from minicinder.volume.drivers import lvm_devices
     from minicinder.volume.drivers import lvm_driver
     from tests.support.minicinder_inprocess import make_conf
     sysfs = {"/dev/loop9": ("/dev/loop0", "1048576", "1073741824")}
-    monkeypatch.setattr(lvm_driver, "_identity", sysfs.get)
-    workers = []
-    for _ in range(2):
+    monkeypatch.setattr(lvm_devices, "identity", sysfs.get)
+
+    def worker():
         drv = lvm_driver.LVMTgtDriver(make_conf(volume_driver="lvm"),
-                                      execute=FakeExecute())
-        drv.vg = RecordingVG()
-        drv._remove_target = lambda volume: None
+                                      execute=FakeExecute(), vg=RecordingVG())
+        drv.tgt = NoTargets()
         drv.share_state(str(tmp_path / "shared"))
-        workers.append(drv)
-    one, other = workers
-    assert one._device("volume-a") == "/dev/loop9"
-    assert other._device("volume-a") == "/dev/loop9"
+        return drv
+
+    one, other = worker(), worker()
+    assert one.devices.path("volume-a") == "/dev/loop9"
+    assert other.devices.path("volume-a") == "/dev/loop9"
     assert other.vg.calls == []   # no look-up: the shared entry
     # The loop now maps something else: the entry is not trusted.
     sysfs["/dev/loop9"] = ("/dev/loop0", "0", "1073741824")
-    workers[1] = lvm_driver.LVMTgtDriver(make_conf(volume_driver="lvm"),
-                                         execute=FakeExecute())
-    fresh = workers[1]
-    fresh.vg = RecordingVG()
-    fresh.share_state(str(tmp_path / "shared"))
-    assert fresh._device("volume-a") == "/dev/loop9"
+    fresh = worker()
+    assert fresh.devices.path("volume-a") == "/dev/loop9"
     assert fresh.vg.calls == [("get_device_path", "volume-a")]
     # Deleting the volume forgets it everywhere.
     fresh.vg.volume_exists = lambda name: False
-    fresh._remove_target = lambda volume: None
     from minicinder.volume import driver as volume_driver
     fresh.delete_volume(volume_driver.VolumeRef(id="a", size=1))
     assert not (tmp_path / "shared" / "volume-a").exists()
