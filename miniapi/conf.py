@@ -25,7 +25,6 @@ from minicompute import conf as compute_conf
 from ministack import config as ms_config
 from ministack import rpc
 from ministack.identity import conf as identity_conf
-from ministack.trace import web as trace_web
 
 api_group = cfg.OptGroup("api", title="Compute API options")
 
@@ -119,7 +118,6 @@ def register_opts(conf):
     compute_conf.register_cinder_opts(conf)
     identity_conf.register_opts(conf)
     ms_config.register_wsgi_opts(conf)
-    trace_web.register_opts(conf)
 
 
 def _cinder_opts():
@@ -131,5 +129,4 @@ def _cinder_opts():
 def list_opts():
     """For oslo-config-generator (entry point ``miniapi``)."""
     return ([(api_group, api_opts)] + rpc.list_opts() + _cinder_opts()
-            + identity_conf.list_opts() + ms_config.list_wsgi_opts()
-            + trace_web.list_opts())
+            + identity_conf.list_opts() + ms_config.list_wsgi_opts())

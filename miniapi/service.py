@@ -11,9 +11,10 @@ One daemon serves two small APIs, each on its own port as upstream:
 * the compute API (``[api] listen_port``, 8774), in the main thread;
 * the read-only image API (``[api] image_listen_port``, 9292) unless 0;
 * the network API that reports no networks (``[api]
-  network_listen_port``, 9696) unless 0;
-* the journey page, the stored traces drawn as the seed's diagram
-  (``[trace] listen_port``, 8780 in devstack) unless 0.
+  network_listen_port``, 9696) unless 0.
+
+The journey page (``[trace]`` of the same config) is the
+``ministack-course`` daemon's (:mod:`ministack_course.server`).
 
 Identity is upstream Keystone's (devstack/lib/keystone); both APIs
 validate tokens with keystonemiddleware.
@@ -30,7 +31,6 @@ from ministack import exception
 from ministack import rpc
 from ministack import service
 from ministack import wsgi
-from ministack.trace import web as trace_web
 from miniapi import app as app_mod
 from miniapi import db_setup
 from miniapi import image_api
@@ -80,8 +80,7 @@ def _check_port(host, port, option):
 
 
 def _extra_apps(conf):
-    """The image and network apps and the journey page this daemon also
-    serves."""
+    """The image and network apps this daemon also serves."""
     extra = []
     if conf.api.image_listen_port:
         _check_port(conf.api.listen, conf.api.image_listen_port,
@@ -97,11 +96,6 @@ def _extra_apps(conf):
             conf.api.auth_strategy, conf,
             ms_config.max_request_body_size(conf)),
             conf.api.listen, conf.api.network_listen_port))
-    if conf.trace.listen_port:
-        _check_port(conf.trace.listen, conf.trace.listen_port,
-                    "[trace] listen_port")
-        extra.append(("trace", trace_web.app_from_conf(conf),
-                      conf.trace.listen, conf.trace.listen_port))
     return extra
 
 

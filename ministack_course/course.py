@@ -1,6 +1,6 @@
 """What the seed says about each hop, each lane and each recovery path.
 
-The journey page's "Next step" mode (:mod:`ministack.trace.web`, the
+The journey page's "Next step" mode (:mod:`ministack_course.web`, the
 script ``static/steps.js``) walks a real trace one hop at a time, as the
 seed's "The full journey, animated" walks its packet; for every hop it
 shows what the seed teaches about that step. This module is that
@@ -18,7 +18,7 @@ from its kind and name alone (a real trace's names: hops.py);
 journey (attach or detach; a step the seed has no word for gets its
 kind's); :data:`ROLES` is the one-paragraph role of each lane, the
 seed's "cast of characters"; :data:`RECOVERY_PATHS` the four ways the
-seed draws an attach or a detach going wrong. :mod:`ministack.trace.state`
+seed draws an attach or a detach going wrong. :mod:`ministack_course.state`
 derives what each step left behind (the volume, the attachment,
 connection_info, the BDM) and which hops are the recovery.
 """

@@ -1,6 +1,6 @@
 """The journey page's lanes: the seed's actors, the compute's by host.
 
-The page (:mod:`ministack.trace.web`) draws one lane per actor, left to
+The page (:mod:`ministack_course.web`) draws one lane per actor, left to
 right as the seed tells the attach: user, nova-api, RabbitMQ,
 nova-compute, Cinder, os-brick, libvirt/QEMU, guest, then any actor a
 hop names that the seed has not (shown rather than dropped).

@@ -1,6 +1,6 @@
 """The journey page's listing: the newest traces of the store.
 
-``GET /trace/`` (:mod:`ministack.trace.web`) lists them without building
+``GET /trace/`` (:mod:`ministack_course.web`) lists them without building
 every trace's hops: two queries of osprofiler's ``data`` table (the
 store's modules are imported when it is read: the page's import stays
 light).

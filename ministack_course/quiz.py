@@ -1,10 +1,10 @@
 """Check yourself, from the learner's own run: the seed's questions about
 one trace, answered from its data.
 
-``GET /trace/<id>/quiz`` (:mod:`ministack.trace.web`) asks what the
+``GET /trace/<id>/quiz`` (:mod:`ministack_course.web`) asks what the
 seed's "Check yourself" asks, of *this* trace (:func:`questions`, over
 the page's view of it: hops with their ``course`` and ``state``,
-:mod:`ministack.trace.state`):
+:mod:`ministack_course.state`):
 
 * which call returned the connection_info used to wire the volume into
   the guest (a detach: where its connection_info came from);

@@ -3,7 +3,7 @@
 The step-through of the journey page shows, after each hop, the state of
 the four things the seed's handshake moves: the volume's status, the
 attachment's, where connection_info is, and the BDM. Each comes from the
-trace alone, the hop's step (:func:`ministack.trace.course.step_of`) and
+trace alone, the hop's step (:func:`ministack_course.course.step_of`) and
 its result (a REST call's status, a hop's error), by the rules Cinder
 and Nova follow (minicinder's ``states``, minicompute's block device
 flow):
@@ -30,10 +30,10 @@ nothing. The trace's *failure* is the first failed hop with no failed
 hop inside it; the hops after it that undo something (attachment_delete,
 bdm.destroy, the driver's detach and disconnect in an attach;
 os-roll_detaching in a detach) are its *recovery*, labelled with the
-seed's recovery path (:data:`ministack.trace.course.RECOVERY_PATHS`).
+seed's recovery path (:data:`ministack_course.course.RECOVERY_PATHS`).
 """
 
-from ministack.trace import course
+from ministack_course import course
 from ministack.trace import phases
 
 UNKNOWN = "unknown"

@@ -26,7 +26,7 @@ import os
 import sys
 
 from ministack.trace import hops
-from ministack.trace import state
+from ministack_course import state
 
 DEFAULT_CONFIG_FILES = ("/etc/ministack/miniapi.conf",
                         "/etc/ministack/minicinder.conf",

@@ -5,7 +5,7 @@ hops of :func:`ministack.trace.hops.load` the way the seed teaches the
 attach: one lane per actor (user, nova-api, RabbitMQ, nova-compute,
 Cinder, os-brick, libvirt/QEMU, guest; the compute's lane titled with
 its host, one compute lane per host when the trace reached several:
-:mod:`ministack.trace.lanes`), one arrow per hop labelled with
+:mod:`ministack_course.lanes`), one arrow per hop labelled with
 its kind (REST, CALL, CAST, LIBRARY, COMMAND, DB) and its time (a REST
 call is one arrow, caller to Cinder, with the client's and the server's
 time), the phases of the trace's journey as bands (an attach's reserve,
@@ -19,15 +19,15 @@ same data for scripts.
 The page also steps through the trace as the seed's animation does
 ("Next step", the arrow keys, play/pause: ``static/steps.js``): one hop
 at a time, the packet on its arrow, its kind, what the seed says of the
-step (:mod:`ministack.trace.course`) and the volume, attachment,
-connection_info and BDM after it (:mod:`ministack.trace.state`); a
+step (:mod:`ministack_course.course`) and the volume, attachment,
+connection_info and BDM after it (:mod:`ministack_course.state`); a
 failed trace's failure, then its recovery, each undo step labelled; a
 lane's title shows its role. ``GET /trace/<id>/quiz`` asks the seed's
 "Check yourself" of that trace, answered from its data
-(:mod:`ministack.trace.quiz`; checked in the browser, ``static/quiz.js``).
+(:mod:`ministack_course.quiz`; checked in the browser, ``static/quiz.js``).
 
-miniapi serves it next to the compute API (``[trace] listen_port``;
-devstack: 8780). Why it is built this way:
+The ``ministack-course`` daemon serves it (:mod:`ministack_course.server`,
+``[trace] listen_port``; devstack: 8780). Why it is built this way:
 
 * Read-only: GET and HEAD only, no form, no state (the quiz is checked
   in the browser: nothing is sent).
@@ -57,12 +57,12 @@ from oslo_log import log as logging
 from sqlalchemy import exc as sa_exc
 from werkzeug import exceptions as wz_exceptions
 
-from ministack.trace import course
-from ministack.trace import lanes
-from ministack.trace import listing
+from ministack_course import course
+from ministack_course import lanes
+from ministack_course import listing
 from ministack.trace import phases
-from ministack.trace import quiz
-from ministack.trace import state
+from ministack_course import quiz
+from ministack_course import state
 
 LOG = logging.getLogger(__name__)
 
@@ -77,7 +77,7 @@ the network is the operator's.
 """),
     cfg.PortOpt("listen_port", default=0,
                 help="""
-TCP port of the journey page miniapi serves next to the compute API;
+TCP port of the journey page the ``ministack-course`` daemon serves;
 ``0`` (the default) disables it; devstack uses 8780.
 
 Related options:
@@ -86,7 +86,7 @@ Related options:
 """),
 ]
 
-#: The seed's lanes, left to right: (actor, title) (ministack.trace.lanes).
+#: The seed's lanes, left to right: (actor, title) (ministack_course.lanes).
 ACTORS = lanes.ACTORS
 #: The seed's four phases of the attach, in order (a trace's own
 #: journey's phases come with it: hops.load's "phases").
@@ -239,7 +239,7 @@ def view(trace):
             "drawn": sum(1 for h in hops if not h["client_id"])}
 
 
-#: The newest traces of a store (ministack.trace.listing).
+#: The newest traces of a store (ministack_course.listing).
 recent_traces = listing.recent_traces
 
 

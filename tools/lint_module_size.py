@@ -22,7 +22,7 @@ import sys
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_PATHS = ("ministack", "miniapi", "minicompute", "minicinder",
-                 "ministack_audit")
+                 "ministack_audit", "ministack_course")
 MAX_LINES = 400
 
 

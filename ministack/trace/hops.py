@@ -2,7 +2,7 @@
 
 This module is the data contract between the trace store and whatever
 draws a trace (``ministack-trace show``, the web page of
-:mod:`ministack.trace.web`, ``tools/journey.py``).
+:mod:`ministack_course.web`, ``tools/journey.py``).
 
 Contract
 ========
@@ -80,9 +80,9 @@ Contract
          "status": int | None, "request_id": str | None,
          "error": str | None}
 
-The journey page's ``/trace/<id>.json`` (:func:`ministack.trace.web.view`)
+The journey page's ``/trace/<id>.json`` (:func:`ministack_course.web.view`)
 is this dict with every hop's ``lane``/``from_lane`` (lanes.py) and, for
-the step-through (:mod:`ministack.trace.state`), additive fields: each
+the step-through (:mod:`ministack_course.state`), additive fields: each
 hop's ``course`` ({"step": the seed's name of the step or None,
 "says": what the seed says of it, "failure": bool, the trace's failure
 hop, "recovery": the undo step it is part of, e.g. "attachment_delete",

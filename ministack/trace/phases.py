@@ -52,7 +52,7 @@ A failed attach has one phase more, ``recovery``: the undo steps after
 its failure (attachment_delete, bdm.destroy, the driver's detach and
 disconnect), whatever phase the rules above gave them, as the seed draws
 its recovery paths after the failure. Which hops those are is known only
-from the failure (:func:`ministack.trace.state.recovery_phase`).
+from the failure (:func:`ministack_course.state.recovery_phase`).
 
 The extend (``extend``, ``volume-extended``, ``cast``, ``resize``),
 first match wins:
@@ -75,7 +75,7 @@ ATTACH_PHASES = ("reserve", "cast", "connect/attach", "complete")
 DETACH_PHASES = ("begin_detaching", "cast", "unplug + disconnect",
                  "attachment_delete")
 EXTEND_PHASES = ("extend", "volume-extended", "cast", "resize")
-#: A failed attach's undo steps (ministack.trace.state.recovery_phase).
+#: A failed attach's undo steps (ministack_course.state.recovery_phase).
 RECOVERY = "recovery"
 #: The phases of each journey, in order (None: labelled as the attach).
 PHASES = {ATTACH: ATTACH_PHASES, DETACH: DETACH_PHASES,

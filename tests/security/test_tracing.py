@@ -18,7 +18,7 @@ import uuid
 
 import pytest
 
-from ministack.trace import cmd as trace_cmd
+from ministack_course import trace_cmd
 from ministack.trace import hops
 from tests.tempest_style import waiters
 

@@ -261,6 +261,14 @@ class PrivateStack:
             self.tmp / "api", ready=daemons.http_ready("/"),
             port_option=("api", "listen_port")))
 
+    def start_page(self, sections):
+        """ministack-course (the journey page) on ``sections``' [profiler]
+        store, on a free [trace] listen_port."""
+        return self.started_daemon(daemons.start_daemon(
+            "ministack-course", sections, self.tmp / "page",
+            ready=daemons.http_ready("/trace/"),
+            port_option=("trace", "listen_port")))
+
     def start_compute(self, cinder_endpoint, overrides=None):
         return self.started_daemon(daemons.start_daemon(
             "minicompute",

@@ -8,7 +8,7 @@ its host; the lanes still fit a 1400 px window, under the page's CSP.
 
 import pytest
 
-from ministack.trace import web
+from ministack_course import web
 from tests.functional.journey_page import browser
 from tests.support import journey_traces as traces
 

@@ -23,7 +23,7 @@ import subprocess
 import pytest
 
 from ministack.trace import phases
-from ministack.trace import web
+from ministack_course import web
 from tests.functional.journey_page import browser
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..",

@@ -10,7 +10,7 @@ under its CSP without a console error. Screenshots are kept in
 
 import pytest
 
-from ministack.trace import web
+from ministack_course import web
 from tests.functional.journey_page import browser
 from tests.support import journey_traces as traces
 

@@ -7,8 +7,8 @@ console error under the page's CSP. Screenshots in ``browser.ARTIFACTS``.
 
 import pytest
 
-from ministack.trace import quiz
-from ministack.trace import web
+from ministack_course import quiz
+from ministack_course import web
 from tests.functional.journey_page import browser
 from tests.support import journey_traces as traces
 

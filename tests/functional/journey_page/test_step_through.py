@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from ministack.trace import course
-from ministack.trace import web
+from ministack_course import course
+from ministack_course import web
 from tests.functional.journey_page import browser
 from tests.functional.journey_page import test_page_in_browser as page
 from tests.support import journey_traces as traces

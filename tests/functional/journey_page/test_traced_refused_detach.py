@@ -16,7 +16,6 @@ attachment_delete (the volume was never released).
 """
 
 import secrets
-import socket
 
 import pytest
 import requests
@@ -32,12 +31,6 @@ pytestmark = pytest.mark.slow
 VIRSH = ("virsh", "-c", "qemu:///system")
 
 
-def _free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory):
     private_stack.skip_unless_lab()
@@ -47,11 +40,10 @@ def stack(tmp_path_factory):
     store = "sqlite:///%s" % (tmp / "osprofiler.sqlite")
     traced = {"profiler": {"enabled": "true", "hmac_keys": key,
                            "connection_string": store}}
-    page = _free_port()
     try:
         cinder = ps.start_cinder(traced)
-        api = ps.start_api(cinder, private_stack.merge(traced, {
-            "trace": {"listen_port": page}}))
+        api = ps.start_api(cinder, traced)
+        page = ps.start_page(traced).port
         ps.start_compute(ps.endpoint(cinder), private_stack.merge(
             traced, {"libvirt": {"device_detach_attempts": 2,
                                  "device_detach_timeout": 4}}))

@@ -18,13 +18,13 @@ from ministack import executor
 from ministack import rpc
 from ministack import wsgi
 from ministack.context import RequestContext
-from ministack.trace import cmd
+from ministack_course import trace_cmd as cmd
 from ministack.trace import hops
-from ministack.trace import lanes
+from ministack_course import lanes
 from ministack.trace import middleware
 from ministack.trace import profiler as ms_profiler
 from ministack.trace import storage
-from ministack.trace import web
+from ministack_course import web
 from tests.support import journey_traces as traces
 from tests.unit.ministack.trace_rows import (
     BASE, Rows, attach_rows, by_id, own)
@@ -89,7 +89,7 @@ def _traced_cast_to(daemon, compute_host):
     daemon(compute_host, "nova-compute")
     try:
         received = serializer.deserialize_context(wire)
-        rpc._TracedEndpoint(_Compute(), "nova-compute").attach_volume(
+        rpc.traced_endpoint("nova-compute")(_Compute)().attach_volume(
             received, volume_id="v-1")
     finally:
         profiler.clean()

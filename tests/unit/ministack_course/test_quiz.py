@@ -1,4 +1,4 @@
-"""Check yourself (ministack/trace/quiz.py, ``/trace/<id>/quiz``): the
+"""Check yourself (ministack_course/quiz.py, ``/trace/<id>/quiz``): the
 seed's questions about one trace, answered from its data, on the
 fixture traces (an attach, a detach, a refused detach, a failed
 attach); and the page, escaped, masked and locked down as the journey
@@ -10,8 +10,8 @@ import re
 
 import pytest
 
-from ministack.trace import quiz
-from ministack.trace import web
+from ministack_course import quiz
+from ministack_course import web
 from tests.support import journey_traces as traces
 
 

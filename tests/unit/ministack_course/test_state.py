@@ -1,4 +1,4 @@
-"""The step-through's data (ministack/trace/state.py, course.py): the
+"""The step-through's data (ministack_course/state.py, course.py): the
 state of the volume, its attachment, connection_info and the BDM after
 each hop, derived from the trace and the request results alone (unknown
 when the trace does not show it), the failure and its recovery steps,
@@ -10,9 +10,9 @@ import copy
 
 import pytest
 
-from ministack.trace import course
-from ministack.trace import state
-from ministack.trace import web
+from ministack_course import course
+from ministack_course import state
+from ministack_course import web
 from tests.support import journey_traces as traces
 
 

@@ -1,4 +1,4 @@
-"""The journey page (ministack/trace/web.py) over fixture traces and over
+"""The journey page (ministack_course/web.py) over fixture traces and over
 a real SQLite trace store written by osprofiler: routes, escaping of the
 attacker-influenced text, no secret in any answer, read-only, headers.
 (The drawing itself is tested in a real browser:
@@ -13,7 +13,7 @@ from osprofiler import notifier
 from osprofiler import profiler
 
 from ministack.trace import storage
-from ministack.trace import web
+from ministack_course import web
 from tests.support import journey_traces as traces
 
 
@@ -322,34 +322,26 @@ def test_a_store_the_page_cannot_read_is_503_saying_why():
         assert "otlp://" in _text(resp)
 
 
-def test_miniapi_serves_the_page_on_its_own_port(store):
-    """miniapi's [trace] listen_port: the page behind waitress, as the
-    daemon runs it (ministack.wsgi.serve), reading the store."""
+def test_the_course_daemon_serves_the_page_on_its_own_port(store):
+    """ministack-course's [trace] listen_port: the page behind waitress,
+    as the daemon runs it (ministack.service.run, SIGTERM's stop event),
+    reading the store."""
     import socket
     import threading
 
     import requests
 
-    from miniapi import conf as miniapi_conf
-    from miniapi import service
-    from ministack import wsgi
+    from ministack_course import server
     url, (attach, _) = store
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    conf = cfg.ConfigOpts()
-    miniapi_conf.register_opts(conf)
-    conf([], project="miniapi")
+    conf = _conf(url)
     conf.set_override("listen_port", port, group="trace")
-    from ministack.trace import profiler as ms_profiler
-    ms_profiler.register_opts(conf)
-    conf.set_override("connection_string", url, group="profiler")
-    [(name, app, host, bound)] = service._extra_apps(conf)
-    assert (name, host, bound) == ("trace", "127.0.0.1", port)
+    page = server.build(conf)
+    assert (page.host, page.port) == ("127.0.0.1", port)
     stop = threading.Event()
-    thread = threading.Thread(target=wsgi.serve, args=(app, host, port),
-                              kwargs={"threads": 2, "stop_event": stop},
-                              daemon=True)
+    thread = threading.Thread(target=page.start, args=(stop,), daemon=True)
     thread.start()
     try:
         base = "http://127.0.0.1:%d" % port
@@ -365,3 +357,17 @@ def test_miniapi_serves_the_page_on_its_own_port(store):
     finally:
         stop.set()
         thread.join(10)
+    assert not thread.is_alive()
+
+
+def test_miniapi_no_longer_serves_the_page():
+    """The services know nothing of the course: miniapi's extra apps are
+    the image and network APIs only."""
+    from miniapi import conf as miniapi_conf
+    from miniapi import service
+    conf = cfg.ConfigOpts()
+    miniapi_conf.register_opts(conf)
+    conf([], project="miniapi")
+    conf.set_override("image_listen_port", 0, group="api")
+    conf.set_override("network_listen_port", 0, group="api")
+    assert service._extra_apps(conf) == []
