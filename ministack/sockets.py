@@ -4,8 +4,8 @@ A request/response peer (a database server, an HTTP server between
 requests) sends nothing to an idle client; readable bytes or an end of
 file mean it closed the connection (restarted, timed it out) or said
 something out of turn. Either way the connection is not to be reused.
-Used by the database pools (``ministack.db``) and nova's Cinder client
-(``minicompute.volume.cinder_transport``) before reusing a connection.
+Used by the database pools (``ministack.db``) before reusing a
+connection.
 """
 
 import select

@@ -1,19 +1,18 @@
 """The one module that talks to Cinder (minicinder), as nova/volume/cinder.py.
 
-Every call is one or two Cinder v3 REST requests at microversion 3.44
-(the first with ``attachment_complete``), sent by ``cinder_http`` on
-kept-alive ``http.client`` connections to ``[cinder] endpoint_template``
-for the caller's project. The requests are those python-cinderclient
-9.10.0 sent at 3.44 (URLs, methods, bodies, headers), without its cost
-(about 1 ms of client CPU per call through cinderclient, keystoneauth and
-requests). The caller's identity travels as ``[cinder] auth_strategy``
-says (``cinder_auth``: with ``keystone``, the caller's token plus nova's
-service token, so Cinder knows the call comes from Nova; OSSA-2023-003;
-with ``noauth``, the headers minicinder reads). The request id travels
+Every call goes through python-cinderclient at microversion 3.44 (the
+first with ``attachment_complete``) on the process' one keystoneauth
+Session (``cinder_session``: kept-alive connections, a REST span per
+call while tracing), to ``[cinder] endpoint_template`` for the caller's
+project: ``self._cinderclient(ctxt).attachments.create(...)``. That Cinder
+offers 3.44 is checked once per process, at the first call, not per
+call as nova does. The caller's identity travels as ``[cinder]
+auth_strategy`` says (``cinder_auth``: the caller's token plus nova's
+service token, or minicinder's noauth headers). The request id travels
 in ``X-OpenStack-Request-ID`` so one request can be followed through
 the logs of all three daemons.
 
-Errors are translated once, by ``cinder_errors``: the transport's and
+Errors are translated once, by ``cinder_errors``: cinderclient's and
 keystoneauth's exceptions never leave this module. 404s become the "not
 found" of the thing asked about (VolumeNotFound,
 VolumeAttachmentNotFound), 400 becomes InvalidInput (nova's API turns
@@ -26,25 +25,29 @@ is a dict keyed by instance uuid (``{uuid: {"attachment_id",
 "mountpoint"}}``), because that is how every caller looks attachments up.
 """
 
+import threading
 import time
 from urllib import parse as urlparse
 
+from cinderclient import api_versions
+from cinderclient import client as cinder_client
 from oslo_log import log as logging
 
 from minicompute import conf as compute_conf
 from minicompute import exception
-from minicompute.volume import cinder_auth
-from minicompute.volume import cinder_http
+from minicompute.volume import cinder_auth, cinder_session
 from minicompute.volume.cinder_errors import (
-    _CLIENT_ERRORS, _attachment_not_found, _retriable, _translate,
-    _volume_not_found)
+    CLIENT_ERRORS,
+    attachment_not_found,
+    retriable,
+    translate,
+    volume_not_found,
+)
 
 LOG = logging.getLogger(__name__)
 
 # attachment_complete appeared in 3.44; every call is made at this version.
 MICROVERSION = "3.44"
-_VERSION_HEADERS = dict(cinder_http.BASE_HEADERS, **{
-    "OpenStack-API-Version": "volume " + MICROVERSION})
 
 
 def _untranslate_volume(volume):
@@ -90,6 +93,16 @@ def _attachment_dict(attachment):
     return data
 
 
+def _version_root(url):
+    """Cinder's version document's URL: the endpoint's up to ``/v3``."""
+    parts = urlparse.urlsplit(url)
+    path = parts.path
+    if "/v3" in path:
+        path = path[:path.index("/v3")]
+    return urlparse.urlunsplit((parts.scheme, parts.netloc, path + "/",
+                                "", ""))
+
+
 class API:
     """Cinder calls on behalf of a request context.
 
@@ -101,22 +114,52 @@ class API:
         compute_conf.register_cinder_opts(conf)
         self.conf = conf
         self._sleep = sleep
-        self._http = cinder_http.Transport()
-        self._identity = cinder_auth.Identity(conf)
+        self._lock = threading.Lock()
+        self._session = None
+        self._version_checked = False
 
     # -- plumbing ------------------------------------------------------------
 
-    def _client(self, ctxt):
-        """A ``cinder_http.Client`` for ``ctxt``: its project's endpoint,
-        identity headers, request id."""
-        opts = self.conf.cinder
-        url, identity, reauth = self._identity.of(ctxt)
-        headers = dict(_VERSION_HEADERS, **identity)
-        request_id = ctxt.global_request_id or ctxt.request_id
-        if request_id is not None:
-            headers["X-OpenStack-Request-ID"] = request_id
-        return cinder_http.Client(self._http, url, headers,
-                                  opts.http_timeout, reauth=reauth)
+    def _get_session(self):
+        """The process' one keystoneauth Session, made at the first call
+        (the options are read then, not at start-up)."""
+        with self._lock:
+            if self._session is None:
+                self._session = cinder_session.new_session(
+                    self.conf.cinder.http_timeout)
+            return self._session
+
+    def _check_microversion(self, url):
+        """Cinder offers :data:`MICROVERSION`, asked once per process.
+
+        :raises CinderAPIVersionNotAvailable: it does not.
+        :raises CinderConnectionFailed: Cinder could not be asked (asked
+            again at the next call).
+        """
+        if self._version_checked:
+            return
+        try:
+            highest = cinder_client.get_highest_client_server_version(
+                _version_root(url))
+        except (OSError, ValueError, KeyError) as exc:
+            raise exception.CinderConnectionFailed(
+                reason="Cinder's versions could not be read: %s" % exc
+            ) from exc
+        if api_versions.APIVersion(highest) < \
+                api_versions.APIVersion(MICROVERSION):
+            raise exception.CinderAPIVersionNotAvailable(
+                version=MICROVERSION)
+        self._version_checked = True
+
+    def _cinderclient(self, ctxt):
+        """A cinderclient at :data:`MICROVERSION` for ``ctxt``: its
+        project's endpoint, its identity, its request id."""
+        session = self._get_session()
+        auth, url = cinder_auth.plugin(self.conf, ctxt, session)
+        self._check_microversion(url)
+        return cinder_client.Client(
+            MICROVERSION, session=session, auth=auth, endpoint_override=url,
+            global_request_id=ctxt.global_request_id or ctxt.request_id)
 
     def _retry(self, func, *args):
         """Run ``func`` retrying 5xx and connect errors (idempotent calls)."""
@@ -124,41 +167,35 @@ class API:
         for attempt in range(1, attempts + 1):
             try:
                 return func(*args)
-            except _CLIENT_ERRORS as exc:
-                if attempt == attempts or not _retriable(exc):
+            except CLIENT_ERRORS as exc:
+                if attempt == attempts or not retriable(exc):
                     raise
                 LOG.warning("Cinder call %s failed (%s), retry %d of %d",
                             getattr(func, "__name__", func), exc, attempt,
                             attempts - 1)
                 self._sleep(min(2 ** attempt, 10))
 
-    def _action(self, ctxt, volume_id, action, info=None, client=None):
-        """POST ``{action: info}`` to the volume's ``/action``; Cinder's
-        answer (None for an empty one)."""
-        client = client or self._client(ctxt)
-        return client.post("/volumes/%s/action" % volume_id, {action: info})
-
     # -- volumes -------------------------------------------------------------
 
-    @_translate(not_found=_volume_not_found)
+    @translate(not_found=volume_not_found)
     def get(self, ctxt, volume_id):
         """The volume as a dict; ``attachments`` keyed by instance uuid.
 
         :raises VolumeNotFound:
         """
-        volume = self._client(ctxt).get("/volumes/%s" % volume_id)
-        return _untranslate_volume(volume["volume"])
+        volume = self._cinderclient(ctxt).volumes.get(volume_id)
+        return _untranslate_volume(volume.to_dict())
 
-    @_translate()
+    @translate()
     def get_all(self, ctxt):
         """The caller's volumes (detailed), oldest last as Cinder lists.
 
         For nova's os-volumes proxy (``GET /os-volumes``, up to 2.35).
         """
-        return [_untranslate_volume(v) for v in
-                self._client(ctxt).list("/volumes/detail", "volumes")]
+        return [_untranslate_volume(v.to_dict()) for v in
+                self._cinderclient(ctxt).volumes.list(detailed=True)]
 
-    @_translate()
+    @translate()
     def create(self, ctxt, size, name=None, description=None,
                volume_type=None, metadata=None, availability_zone=None,
                snapshot_id=None):
@@ -166,16 +203,11 @@ class API:
 
         :raises InvalidInput: Cinder refused the request (400).
         """
-        # Every key cinderclient sent, the unused ones as null.
-        body = {"volume": {
-            "size": size, "consistencygroup_id": None,
-            "snapshot_id": snapshot_id, "name": name,
-            "description": description, "volume_type": volume_type,
-            "availability_zone": availability_zone,
-            "metadata": metadata or {}, "imageRef": None,
-            "source_volid": None, "backup_id": None}}
-        volume = self._client(ctxt).post("/volumes", body)
-        return _untranslate_volume(volume["volume"])
+        volume = self._cinderclient(ctxt).volumes.create(
+            size, snapshot_id=snapshot_id, name=name,
+            description=description, volume_type=volume_type,
+            availability_zone=availability_zone, metadata=metadata or {})
+        return _untranslate_volume(volume.to_dict())
 
     def check_attached(self, ctxt, volume):
         """:raises InvalidVolume: the volume is not in-use."""
@@ -184,14 +216,14 @@ class API:
                 reason="volume '%s' status must be 'in-use'. Currently in "
                        "'%s' status" % (volume["id"], volume["status"]))
 
-    @_translate(not_found=_volume_not_found)
+    @translate(not_found=volume_not_found)
     def delete(self, ctxt, volume_id):
         """Delete the volume (used for delete_on_termination)."""
-        self._client(ctxt).delete("/volumes/%s" % volume_id)
+        self._cinderclient(ctxt).volumes.delete(volume_id)
 
     # -- the 3.44 attachment handshake ----------------------------------------
 
-    @_translate(not_found=_volume_not_found)
+    @translate(not_found=volume_not_found)
     def attachment_create(self, ctxt, volume_id, instance_uuid,
                           connector=None, mountpoint=None):
         """Reserve the volume for the instance (no connector: not wired).
@@ -202,19 +234,16 @@ class API:
         """
         if connector is not None and mountpoint:
             connector = dict(connector, mountpoint=mountpoint)
-        body = {"volume_uuid": volume_id, "connector": connector}
-        if instance_uuid:
-            body["instance_uuid"] = instance_uuid
-        return self._client(ctxt).post(
-            "/attachments", {"attachment": body})["attachment"]
+        return dict(self._cinderclient(ctxt).attachments.create(
+            volume_id, connector, instance_uuid))
 
-    @_translate(not_found=_attachment_not_found)
+    @translate(not_found=attachment_not_found)
     def attachment_get(self, ctxt, attachment_id):
         """:raises VolumeAttachmentNotFound:"""
-        return _attachment_dict(self._client(ctxt).get(
-            "/attachments/%s" % attachment_id)["attachment"])
+        attachment = self._cinderclient(ctxt).attachments.show(attachment_id)
+        return _attachment_dict(attachment.to_dict())
 
-    @_translate()
+    @translate()
     def attachment_list(self, ctxt, instance_id=None, volume_id=None):
         """Live attachments (every project), filtered; the reconciler's
         view of Cinder's ledger.
@@ -222,15 +251,15 @@ class API:
         :returns: list of ``{"id", "volume_id", "instance", "status",
             "attached_at"}`` dicts (Cinder's attachment summary).
         """
-        query = {"all_tenants": 1}
+        search = {"all_tenants": 1}
         if instance_id:
-            query["instance_id"] = instance_id
+            search["instance_id"] = instance_id
         if volume_id:
-            query["volume_id"] = volume_id
-        url = "/attachments?" + urlparse.urlencode(sorted(query.items()))
-        return self._client(ctxt).list(url, "attachments")
+            search["volume_id"] = volume_id
+        return [a.to_dict() for a in
+                self._cinderclient(ctxt).attachments.list(search_opts=search)]
 
-    @_translate(not_found=_attachment_not_found)
+    @translate(not_found=attachment_not_found)
     def attachment_update(self, ctxt, attachment_id, connector,
                           mountpoint=None):
         """Send the host connector; Cinder exports and returns wiring.
@@ -241,79 +270,73 @@ class API:
         connector = dict(connector or {})
         if mountpoint:
             connector["mountpoint"] = mountpoint
-        client = self._client(ctxt)
-        answer = self._retry(client.put, "/attachments/%s" % attachment_id,
-                             {"attachment": {"connector": connector}})
-        return _attachment_dict(answer["attachment"])
+        attachments = self._cinderclient(ctxt).attachments
+        attachment = self._retry(attachments.update, attachment_id, connector)
+        return _attachment_dict(attachment.to_dict())
 
-    @_translate(not_found=_attachment_not_found)
+    @translate(not_found=attachment_not_found)
     def attachment_complete(self, ctxt, attachment_id):
         """Mark the attachment attached; the volume becomes in-use."""
-        self._client(ctxt).post("/attachments/%s/action" % attachment_id,
-                                {"os-complete": None})
+        self._cinderclient(ctxt).attachments.complete(attachment_id)
 
-    @_translate(not_found=_attachment_not_found)
+    @translate(not_found=attachment_not_found)
     def attachment_delete(self, ctxt, attachment_id):
         """Delete the attachment; Cinder recomputes the volume status.
 
         :raises VolumeAttachmentNotFound: callers that only want it gone
             treat this as done.
         """
-        client = self._client(ctxt)
-        self._retry(client.delete, "/attachments/%s" % attachment_id)
+        attachments = self._cinderclient(ctxt).attachments
+        self._retry(attachments.delete, attachment_id)
 
     # -- volume actions (detach bookkeeping and the legacy flow) --------------
 
-    @_translate(not_found=_volume_not_found)
+    @translate(not_found=volume_not_found)
     def begin_detaching(self, ctxt, volume_id):
         """in-use -> detaching. :raises InvalidInput: not in-use/attached."""
-        self._action(ctxt, volume_id, "os-begin_detaching")
+        self._cinderclient(ctxt).volumes.begin_detaching(volume_id)
 
-    @_translate(not_found=_volume_not_found)
+    @translate(not_found=volume_not_found)
     def roll_detaching(self, ctxt, volume_id):
         """detaching -> in-use (the detach failed on the host)."""
-        self._action(ctxt, volume_id, "os-roll_detaching")
+        self._cinderclient(ctxt).volumes.roll_detaching(volume_id)
 
-    @_translate(not_found=_volume_not_found)
+    @translate(not_found=volume_not_found)
     def reset_status(self, ctxt, volume_id, status, attach_status=None):
         """os-reset_status (admin): the reconciler's repair of a volume
         whose status claims an attachment Cinder no longer has."""
-        info = {"status": status} if status else {}
-        if attach_status:
-            info["attach_status"] = attach_status
-        self._action(ctxt, volume_id, "os-reset_status", info)
+        self._cinderclient(ctxt).volumes.reset_state(
+            volume_id, status, attach_status=attach_status)
 
-    @_translate(not_found=_volume_not_found)
+    @translate(not_found=volume_not_found)
     def reserve_volume(self, ctxt, volume_id):
         """Legacy: available -> attaching."""
-        self._action(ctxt, volume_id, "os-reserve")
+        self._cinderclient(ctxt).volumes.reserve(volume_id)
 
-    @_translate(not_found=_volume_not_found)
+    @translate(not_found=volume_not_found)
     def unreserve_volume(self, ctxt, volume_id):
         """Legacy: attaching -> available (undo of reserve_volume)."""
-        self._action(ctxt, volume_id, "os-unreserve")
+        self._cinderclient(ctxt).volumes.unreserve(volume_id)
 
-    @_translate(not_found=_volume_not_found)
+    @translate(not_found=volume_not_found)
     def initialize_connection(self, ctxt, volume_id, connector):
         """Legacy: export to ``connector``; returns connection_info."""
-        return self._action(ctxt, volume_id, "os-initialize_connection",
-                            {"connector": connector})["connection_info"]
+        return dict(self._cinderclient(ctxt).volumes.initialize_connection(
+            volume_id, connector))
 
-    @_translate(not_found=_volume_not_found)
+    @translate(not_found=volume_not_found)
     def terminate_connection(self, ctxt, volume_id, connector):
         """Legacy: withdraw the export from ``connector``."""
-        self._action(ctxt, volume_id, "os-terminate_connection",
-                     {"connector": connector})
+        self._cinderclient(ctxt).volumes.terminate_connection(volume_id,
+                                                             connector)
 
-    @_translate(not_found=_volume_not_found)
+    @translate(not_found=volume_not_found)
     def attach(self, ctxt, volume_id, instance_uuid, mountpoint, mode="rw"):
         """Legacy os-attach: record the attachment; volume -> in-use."""
-        info = {"mountpoint": mountpoint, "mode": mode}
-        if instance_uuid is not None:
-            info["instance_uuid"] = instance_uuid
-        self._action(ctxt, volume_id, "os-attach", info)
+        self._cinderclient(ctxt).volumes.attach(volume_id, instance_uuid,
+                                               mountpoint, mode=mode)
 
-    @_translate(not_found=_volume_not_found)
+    @translate(not_found=volume_not_found)
     def detach(self, ctxt, volume_id, instance_uuid=None,
                attachment_id=None):
         """Legacy os-detach of the instance's attachment.
@@ -321,11 +344,10 @@ class API:
         Without ``attachment_id`` the instance's attachment is looked up
         on the volume, as nova does for multiattached volumes.
         """
-        client = self._client(ctxt)
+        client = self._cinderclient(ctxt)
         if attachment_id is None and instance_uuid is not None:
-            volume = _untranslate_volume(
-                client.get("/volumes/%s" % volume_id)["volume"])
+            volume = _untranslate_volume(client.volumes.get(volume_id)
+                                         .to_dict())
             att = volume["attachments"].get(instance_uuid)
             attachment_id = att["attachment_id"] if att else None
-        self._action(ctxt, volume_id, "os-detach",
-                     {"attachment_id": attachment_id}, client=client)
+        client.volumes.detach(volume_id, attachment_id)

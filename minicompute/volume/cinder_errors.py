@@ -1,23 +1,26 @@
-"""Cinder client errors -> domain exceptions, translated once.
+"""cinderclient's and keystoneauth's errors -> domain exceptions, once.
 
-Used by ``minicompute.volume.cinder`` (the only module that talks to
-Cinder). Its transport (``cinder_http``) raises ``CinderError`` for an
-HTTP status >= 400 and ``CinderTransportError`` when there is no answer;
-keystoneauth raises its own errors when the service account's token
-cannot be had. Here: 404s become the "not found" of the thing asked about,
-400 is InvalidInput, 403 and 413 (over quota) are Forbidden, 409 is
-Conflict, and an unreachable Cinder is CinderConnectionFailed, as is any
-other status ("Cinder answered 500: ..."). Nothing else sees the
-transport's or keystoneauth's exceptions.
+Used by ``minicompute.volume.cinder`` (nova's ``translate_*_exception``
+decorators). cinderclient raises its ``ClientException`` subclasses for
+an HTTP status >= 400; keystoneauth raises its own when there is no
+answer or the service account's token cannot be had. Here: 404s become
+the "not found" of the thing asked about, 400 is InvalidInput, 403 and
+413 (over quota) are Forbidden, 409 is Conflict, and an unreachable
+Cinder is CinderConnectionFailed, as is any other status ("Cinder
+answered 500: ..."). Nothing else sees the clients' exceptions.
 """
 
 import functools
 
+from cinderclient import exceptions as cinder_exception
 from keystoneauth1 import exceptions as ks_exception
 
 from minicompute import exception
-from minicompute.volume import cinder_http
 from ministack import exception as ms_exception
+
+#: What the clients raise; translated by :func:`translate`.
+CLIENT_ERRORS = (cinder_exception.ClientException,
+                 ks_exception.ClientException)
 
 
 def _reason(exc):
@@ -43,24 +46,18 @@ def _translate_http(exc):
 
 def _translate_common(exc):
     """Map a client exception that has no resource-specific meaning."""
-    if isinstance(exc, cinder_http.CinderError):
+    if isinstance(exc, cinder_exception.ClientException):
         return _translate_http(exc)
-    if isinstance(exc, (cinder_http.CinderTransportError,
-                        ks_exception.ConnectionError,
+    if isinstance(exc, (ks_exception.ConnectionError,
                         ks_exception.RequestTimeout)):
         return exception.CinderConnectionFailed(reason=_reason(exc))
     # keystoneauth's other errors (the service account was refused...).
     return exception.CinderConnectionFailed(
-        reason="Cinder answered %s: %s" % (getattr(exc, "code", None),
+        reason="Cinder answered %s: %s" % (getattr(exc, "http_status", None),
                                            _reason(exc)))
 
 
-_CLIENT_ERRORS = (cinder_http.CinderError,
-                  cinder_http.CinderTransportError,
-                  ks_exception.ClientException)
-
-
-def _translate(not_found=None):
+def translate(not_found=None):
     """Decorator: translate client errors once, keeping the traceback.
 
     :param not_found: builds the domain exception for a 404 from the
@@ -71,31 +68,27 @@ def _translate(not_found=None):
         def wrapper(self, ctxt, *args, **kwargs):
             try:
                 return method(self, ctxt, *args, **kwargs)
-            except _CLIENT_ERRORS as exc:
-                if (not_found is not None and _is_not_found(exc)):
+            except CLIENT_ERRORS as exc:
+                if (not_found is not None and
+                        isinstance(exc, cinder_exception.NotFound)):
                     raise not_found(args[0]) from exc
                 raise _translate_common(exc) from exc
         return wrapper
     return decorator
 
 
-def _is_not_found(exc):
-    return isinstance(exc, cinder_http.CinderError) and exc.code == 404
-
-
-def _volume_not_found(volume_id):
+def volume_not_found(volume_id):
     return exception.VolumeNotFound(volume_id=volume_id)
 
 
-def _attachment_not_found(attachment_id):
+def attachment_not_found(attachment_id):
     return exception.VolumeAttachmentNotFound(attachment_id=attachment_id)
 
 
-def _retriable(exc):
+def retriable(exc):
     """5xx that may pass, or no answer at all: worth another try."""
-    if isinstance(exc, cinder_http.CinderError):
+    if isinstance(exc, cinder_exception.ClientException):
         return exc.code in (500, 502, 503, 504)
-    return isinstance(exc, (cinder_http.CinderConnectFailure,
-                            cinder_http.CinderTimeout,
-                            ks_exception.ConnectFailure,
+    return isinstance(exc, (ks_exception.ConnectFailure,
+                            ks_exception.ConnectTimeout,
                             ks_exception.RequestTimeout))

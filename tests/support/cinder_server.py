@@ -1,10 +1,11 @@
 """A Cinder stand-in for the unit tests of nova's Cinder client
-(``minicompute.volume.cinder_http``): a real HTTP server (wsgiref in a
-thread) that keeps connections alive as minicinder's server does, counts
-them, records every request and answers what a test queues; Cinder's
-default answer and what the old client (python-cinderclient 9.10.0)
-returned for its volume; the fixtures the tests share (``cinder_server``,
-``api``, ``ctxt``: the caller the expected requests were recorded for).
+(``minicompute.volume.cinder``): a real HTTP server (wsgiref in a thread)
+that keeps connections alive as minicinder's server does, counts them,
+answers the version document at ``/`` (counted apart), records every
+other request and answers what a test queues; Cinder's default answer
+and what the client returns for its volume; the fixtures the tests share
+(``cinder_server``, ``api``, ``ctxt``: the caller the expected requests
+were recorded for).
 """
 
 import json
@@ -39,7 +40,11 @@ ANSWER = {"volume": VOLUME, "volumes": [VOLUME], "attachment": ATTACHMENT,
           "connection_info": {"driver_volume_type": "iscsi",
                               "data": {"a": 1}}}
 
-# What the old client returned for ANSWER.
+#: Cinder's version document (``GET /``), as minicinder answers it.
+VERSIONS = {"versions": [{"id": "v3.0", "status": "CURRENT",
+                          "version": "3.70", "min_version": "3.0"}]}
+
+# What the client returns for ANSWER.
 GOT_VOLUME = {
     "id": "v1", "status": "in-use", "name": "n", "size": 1,
     "multiattach": False, "metadata": {"k": "v"},
@@ -102,12 +107,20 @@ class Cinder:
 
     def __init__(self):
         self.requests = []
+        self.version_requests = 0
+        self.versions = VERSIONS
         self.connections = []
         self.answers = []         # (status, body[, headers]), first first
         self.close_after = 0      # close the connection after N requests
         self.closed = threading.Event()
 
     def app(self, environ, start_response):
+        if environ["PATH_INFO"] == "/":
+            self.version_requests += 1
+            data = json.dumps(self.versions).encode()
+            start_response("200 OK", [("Content-Type", "application/json"),
+                                      ("Content-Length", str(len(data)))])
+            return [data]
         length = int(environ.get("CONTENT_LENGTH") or 0)
         body = environ["wsgi.input"].read(length) if length else b""
         headers = {k: v for k, v in environ.items()

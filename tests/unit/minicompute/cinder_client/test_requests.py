@@ -1,26 +1,26 @@
-"""minicompute.volume.cinder_http: the Cinder requests nova sends, on
-kept-alive ``http.client`` connections, against a real HTTP server.
+"""minicompute.volume.cinder: the Cinder requests nova sends through
+python-cinderclient on one keystoneauth Session, against a real HTTP
+server.
 
 The expected requests and results are what python-cinderclient 9.10.0 at
-microversion 3.44 (on keystoneauth and requests) sent and returned for
-the same calls, captured before the transport was replaced.
+microversion 3.44 sent and returned for the same calls (captured once,
+when a hand-written client sent them instead): a cinderclient or
+keystoneauth upgrade that changes them shows here.
 """
 
 import json
 
 import pytest
+from cinderclient import exceptions as cinder_exception
 from keystoneauth1 import plugin as ks_plugin
 from osprofiler import profiler
 
 from minicompute import exception
-from minicompute.volume import cinder
-from minicompute.volume import cinder_http
 from ministack import context
 from ministack import exception as ms_exception
 from ministack.identity import client as identity_client
 from ministack.identity import conf as identity_conf
-from tests.support.cinder_http_server import (
-    GOT_VOLUME, nova_api)
+from tests.support.cinder_server import GOT_VOLUME, nova_api
 
 # What the old client returned for ANSWER's attachment.
 GOT_ATTACHMENT = {
@@ -319,30 +319,15 @@ def test_a_404_is_the_not_found_of_the_thing_asked_about(cinder_server, api,
     cinder_server.answers = [fault]
     with pytest.raises(exception.VolumeNotFound) as err:
         api.get(ctxt, "v9")
-    assert isinstance(err.value.__cause__, cinder_http.CinderError)
+    assert isinstance(err.value.__cause__, cinder_exception.NotFound)
     assert err.value.__cause__.message == "not here"
-    assert err.value.__cause__.request_id == "req-cinder"
     cinder_server.answers = [fault]
     with pytest.raises(exception.VolumeAttachmentNotFound):
         api.attachment_get(ctxt, "a9")
 
 
 # Ids as the API's callers may send them (the fuzz tier's DELETE
-# /os-volumes/<id> with NULs made http.client refuse the request line:
-# a 500 where Cinder's 404 was due).
-ODD_IDS = ["fuzz-\x00\x00", "a b", "v\x7f\t\r\n", "é☃", "50%", "%zz",
-           "%41%2F%7e", "a?b=c&d", "a#frag", "../..", "%%%", "~!$'()*+,;=:@"]
-
-
-@pytest.mark.parametrize("volume_id", ODD_IDS)
-def test_odd_ids_are_quoted_as_requests_quoted_them(volume_id):
-    """requests.utils.requote_uri is what the old client's URLs went
-    through: the transport quotes the same way."""
-    from requests.utils import requote_uri
-    target = "/v3/p/volumes/%s" % volume_id
-    assert cinder_http.requote(target) == requote_uri(target)
-
-
+# /os-volumes/<id> with NULs): Cinder's 404, never a 500.
 @pytest.mark.parametrize("volume_id", ["fuzz-\x00\x00\x00", "a b", "é☃"])
 def test_an_odd_id_reaches_cinder_and_its_404_is_volume_not_found(
         cinder_server, api, ctxt, volume_id):
@@ -361,17 +346,6 @@ def test_retriable_errors_are_retried_on_update(cinder_server, api, ctxt):
     assert api.attachment_update(ctxt, "a1", {"host": "h"}) == \
         GOT_ATTACHMENT
     assert len(cinder_server.requests) == 3
-
-
-@pytest.mark.parametrize("body,message", [
-    ({"itemNotFound": {"message": "m", "code": 404}}, "m"),
-    ({"message": "top"}, "top"),
-    ({"itemNotFound": {"code": 404}}, "n/a"),
-    (["odd"], "n/a"),
-    (None, "Not Found"),
-])
-def test_fault_message_as_cinderclient_read_it(body, message):
-    assert cinder_http.fault_message(body, "Not Found") == message
 
 
 # --- results -----------------------------------------------------------------
@@ -426,26 +400,60 @@ def test_trace_headers_only_inside_a_trace(cinder_server, api, ctxt):
         "HTTP_X_TRACE_INFO", "HTTP_X_TRACE_HMAC"}
 
 
-def test_nothing_imports_cinderclient_or_requests():
-    """minicompute.volume imports neither (keystoneauth, for the service
-    token, still uses requests itself)."""
-    import ast
-    import os
-    import subprocess
-    import sys
-    here = os.path.dirname(cinder.__file__)
-    for name in sorted(os.listdir(here)):
-        if not name.endswith(".py"):
-            continue
-        with open(os.path.join(here, name), encoding="utf-8") as source:
-            tree = ast.parse(source.read())
-        imported = {alias.name.split(".")[0] for node in ast.walk(tree)
-                    if isinstance(node, ast.Import) for alias in node.names}
-        imported |= {node.module.split(".")[0] for node in ast.walk(tree)
-                     if isinstance(node, ast.ImportFrom) and node.module}
-        assert not imported & {"cinderclient", "requests"}, name
-    code = ("import sys, minicompute.volume.cinder; "
-            "print([m for m in sys.modules if m.startswith('cinderclient')])")
-    out = subprocess.run([sys.executable, "-c", code], check=True,
-                         capture_output=True, text=True).stdout
-    assert out.strip() == "[]"
+# --- one session, one version check ----------------------------------------
+
+
+def test_calls_share_one_session_and_its_connection(cinder_server, api,
+                                                    ctxt):
+    api.get(ctxt, "v1")
+    session = api._get_session()
+    other = context.RequestContext(user_id="w", project_id="q")
+    api.attachment_update(other, "a1", {"host": "h"})
+    api.attachment_complete(ctxt, "a1")
+    assert api._get_session() is session
+    assert len(cinder_server.requests) == 3
+    # The version document's request (no keep-alive on requests.get) aside,
+    # every call went over one kept-alive connection.
+    assert len(cinder_server.connections) - \
+        cinder_server.version_requests == 1
+
+
+def test_the_microversion_is_checked_once(cinder_server, api, ctxt):
+    for _ in range(3):
+        api.get(ctxt, "v1")
+    assert cinder_server.version_requests == 1
+    assert cinder_server.requests[-1]["headers"][
+        "HTTP_OPENSTACK_API_VERSION"] == "volume 3.44"
+
+
+def test_a_cinder_without_3_44_is_refused(cinder_server, api, ctxt):
+    cinder_server.versions = {"versions": [{
+        "id": "v3.0", "status": "CURRENT", "version": "3.27",
+        "min_version": "3.0"}]}
+    with pytest.raises(exception.CinderAPIVersionNotAvailable):
+        api.get(ctxt, "v1")
+    assert cinder_server.requests == []
+
+
+def test_an_unreachable_cinder_is_connection_failed_then_asked_again(ctxt):
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]      # nothing listens there
+    api = nova_api(port)
+    for _ in range(2):
+        with pytest.raises(exception.CinderConnectionFailed):
+            api.get(ctxt, "v1")
+    assert api._version_checked is False
+
+
+def test_a_dropped_connection_is_a_connection_failure_and_retried(
+        cinder_server, api, ctxt):
+    """Cinder closing the kept-alive connection under an idempotent call:
+    keystoneauth's ConnectFailure, retried as a 5xx is."""
+    api.get(ctxt, "v1")
+    cinder_server.close_after = 1
+    api.get(ctxt, "v1")            # the server closes after answering
+    assert cinder_server.closed.wait(5)
+    assert api.attachment_delete(ctxt, "a1") is None
+    assert cinder_server.last()["method"] == "DELETE"
