@@ -16,7 +16,7 @@ from ministack import request_log
 from ministack import rpc
 from ministack import wsgi
 from ministack.context import RequestContext
-from ministack.trace import cmd
+from ministack_course import trace_cmd as cmd
 from ministack.trace import hops
 from ministack.trace import middleware
 from ministack.trace import profiler as ms_profiler
