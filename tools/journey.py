@@ -105,6 +105,9 @@ def show_ledgers(cloud, ledgers, server, volume_id, domain):
     command(sql_command(ledgers.url, volume_id))
     command(ledgers.virsh_command("domblklist %s" % domain))
     command("ministack-guest %s -- lsblk" % server["id"])
+    kernel = ledgers.kernel_initiator()
+    if kernel:
+        command("iscsiadm -m session")
     volume = check(cloud.volume("GET", "/volumes/%s" % volume_id),
                    200)["volume"]
     say("   cinder volume:      status=%s attachments=%s" % (
@@ -127,6 +130,12 @@ def show_ledgers(cloud, ledgers, server, volume_id, domain):
     say("   %s:" % ledgers.virsh_command("domblklist %s" % domain))
     for line in ledgers.domblklist(domain).splitlines():
         say("      " + line)
+    if kernel:
+        say("   host block device:  %s" % ledgers.host_device(
+            server["id"], volume_id))
+        say("   iscsiadm -m session:")
+        for line in ledgers.iscsi_sessions() or ["no session"]:
+            say("      " + line)
     say("   lsblk inside the guest:")
     for line in ledgers.lsblk(domain).splitlines():
         say("      " + line)

@@ -3,7 +3,9 @@ bench tools): what an operator looks at, read from the running system.
 
 * :class:`Cloud` - raw REST access to the compute and volume APIs for one
   user (a keystone token from clouds.yaml, or noauth);
-* :class:`Ledgers` - nova's database, ``virsh`` and the guest agent;
+* :class:`Ledgers` - nova's database, ``virsh`` and the guest agent
+  (and, where the host connects volumes through the kernel initiator,
+  ``iscsiadm -m session`` and the host block device);
 * :class:`Timeline` - volume status and the BDM row polled while a cast
   runs, each change printed as it happens;
 * the operator's commands as printed (:func:`command`,
@@ -12,6 +14,8 @@ bench tools): what an operator looks at, read from the running system.
 
 import configparser
 import json
+import os
+import shutil
 import threading
 import time
 
@@ -197,6 +201,38 @@ class Ledgers:
                 "AND volume_id=:v AND deleted=0"),
                 {"i": instance_uuid, "v": volume_id}).mappings().first()
         return dict(row) if row else None
+
+    @staticmethod
+    def kernel_initiator():
+        """Whether this host has open-iscsi with iscsi_tcp loaded, where
+        minicompute connects volumes through os-brick: the sessions and
+        block devices are the host's own ledgers then."""
+        return shutil.which("iscsiadm") is not None and \
+            os.path.isdir("/sys/module/iscsi_tcp")
+
+    def iscsi_sessions(self, target_iqn=None):
+        """``iscsiadm -m session`` lines (of one target if given)."""
+        out, _ = executor.execute("iscsiadm", "-m", "session",
+                                  check_exit_code=[0, 21])   # 21: none
+        return [line for line in out.splitlines() if line.strip() and
+                (target_iqn is None or target_iqn in line.split())]
+
+    def host_device(self, instance_uuid, volume_id):
+        """The host block device the BDM's connection_info names
+        (os-brick's ``device_path``) and what it resolves to, or None."""
+        with self.engine.connect() as conn:
+            info = conn.execute(sa.text(
+                "SELECT connection_info FROM block_device_mapping "
+                "WHERE instance_uuid=:i AND volume_id=:v AND deleted=0"),
+                {"i": instance_uuid, "v": volume_id}).scalar()
+        path = (json.loads(info).get("data") or {}).get("device_path") \
+            if info else None
+        if not path:
+            return None
+        real = os.path.realpath(path)
+        if not os.path.exists(real):
+            return "%s (gone)" % path
+        return path if real == path else "%s -> %s" % (path, real)
 
     def domblklist(self, domain):
         out, _ = executor.execute("virsh", "-c", self.libvirt_uri,
