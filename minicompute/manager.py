@@ -27,8 +27,10 @@ from minicompute import task_states
 from minicompute import utils
 from minicompute import vm_states
 from minicompute.virt import block_device
+from minicompute.faults import points as fault_points
 from minicompute.virt import device_names
 from ministack import db
+from ministack import rpc
 from ministack import exception as ms_exception
 from minicompute.db import api as db_api
 
@@ -41,7 +43,8 @@ _VOLUME_ERRORS = (exception.InvalidVolume, exception.VolumeNotFound,
                   ms_exception.Forbidden, ms_exception.NotFound)
 
 
-class ComputeManager(external_events.ExternalEventsMixin):
+@rpc.traced_endpoint("nova-compute")
+class ComputeManager:
     """RPC endpoints of ``minicompute.rpcapi.ComputeAPI`` for one host."""
 
     target = messaging.Target(version=rpcapi.ComputeAPI.VERSION)
@@ -51,6 +54,8 @@ class ComputeManager(external_events.ExternalEventsMixin):
         self.host = conf.host
         self.driver = driver
         self.volume_api = volume_api
+        self.external_events = external_events.ExternalEvents(
+            self.host, driver, volume_api, self.load_instance)
 
     # -- helpers -
 
@@ -83,6 +88,13 @@ class ComputeManager(external_events.ExternalEventsMixin):
         """The host's ``uptime`` line (RPC call; NotImplementedError when
         the driver cannot tell, as nova's manager passes it on)."""
         return self.driver.get_host_uptime()
+
+    # -- server external events -
+
+    def external_instance_event(self, ctxt, instances, events):
+        """RPC cast (1.5): server external events (``volume-extended``:
+        :class:`minicompute.external_events.ExternalEvents`)."""
+        self.external_events.handle(ctxt, instances, events)
 
     # -- volumes -
 
@@ -124,7 +136,10 @@ class ComputeManager(external_events.ExternalEventsMixin):
             LOG.info("Reserved %s for volume %s on instance %s%s", name,
                      volume_id, instance["uuid"],
                      " (multiattach)" if multiattach else "")
-            return db_api.to_dict(bdm)
+            bdm = db_api.to_dict(bdm)
+        fault_points.hold_reply(self.host, ctxt, volume_id, instance["uuid"],
+                                bdm)
+        return bdm
 
     @messaging.expected_exceptions(*_VOLUME_ERRORS)
     def attach_volume(self, ctxt, instance, bdm, multiattach=None):
@@ -137,7 +152,7 @@ class ComputeManager(external_events.ExternalEventsMixin):
         with self._event(ctxt, "attach_volume", instance,
                          bdm.get("volume_id")), \
                 utils.volume_lock(instance["uuid"], bdm.get("volume_id")):
-            row = db_api.bdm_read(ctxt, bdm["id"])
+            row = db_api.bdm_get(ctxt, bdm["id"])
             if row.connection_info:
                 # Delivered twice (a redelivered cast) or already
                 # finished by the start-up reconciler: nothing to do.
@@ -180,8 +195,8 @@ class ComputeManager(external_events.ExternalEventsMixin):
         (``detach_volume``, terminate, the reconciler rolling an
         interrupted detach forward); rpcapi never sends it.
         """
-        row = db_api.bdm_read_by_volume_and_instance(ctxt, volume_id,
-                                                     instance["uuid"])
+        row = db_api.bdm_get_by_volume_and_instance(ctxt, volume_id,
+                                                    instance["uuid"])
         driver_bdm = block_device.DriverVolumeBlockDevice(
             row, self._persist_bdm(ctxt, row.id))
         driver_bdm.detach(ctxt, instance, self.volume_api, self.driver,

@@ -95,7 +95,7 @@ class ComputeAPI:
         :raises MessagingTimeout: the host did not answer in time.
         """
         cctxt = self._prepare(instance)
-        return cctxt.call(ctxt, "reserve_block_device_name",
+        return rpc.call(cctxt, ctxt, "reserve_block_device_name",
                           instance=_primitive(instance), device=device,
                           volume_id=volume_id, disk_bus=disk_bus,
                           device_type=device_type, tag=tag,
@@ -113,48 +113,48 @@ class ComputeAPI:
             version = "1.2"
             kwargs["multiattach"] = bool(multiattach)
         cctxt = self._prepare(instance, version=version)
-        cctxt.cast(ctxt, "attach_volume", **kwargs)
+        rpc.cast(cctxt, ctxt, "attach_volume", **kwargs)
 
     def detach_volume(self, ctxt, instance, volume_id, attachment_id=None):
         """CAST: unplug ``volume_id`` and delete its Cinder attachment."""
         cctxt = self._prepare(instance)
-        cctxt.cast(ctxt, "detach_volume", instance=_primitive(instance),
+        rpc.cast(cctxt, ctxt, "detach_volume", instance=_primitive(instance),
                    volume_id=volume_id, attachment_id=attachment_id)
 
     def build_and_run_instance(self, ctxt, instance, image, flavor):
         """CAST: create the disk and domain and boot the instance."""
         cctxt = self._prepare(instance)
-        cctxt.cast(ctxt, "build_and_run_instance",
+        rpc.cast(cctxt, ctxt, "build_and_run_instance",
                    instance=_primitive(instance), image=image,
                    flavor=_primitive(flavor))
 
     def stop_instance(self, ctxt, instance):
         """CAST: power the instance off."""
         cctxt = self._prepare(instance)
-        cctxt.cast(ctxt, "stop_instance", instance=_primitive(instance))
+        rpc.cast(cctxt, ctxt, "stop_instance", instance=_primitive(instance))
 
     def start_instance(self, ctxt, instance):
         """CAST: power the instance on."""
         cctxt = self._prepare(instance)
-        cctxt.cast(ctxt, "start_instance", instance=_primitive(instance))
+        rpc.cast(cctxt, ctxt, "start_instance", instance=_primitive(instance))
 
     def terminate_instance(self, ctxt, instance):
         """CAST: detach every volume, destroy the domain and the disk."""
         cctxt = self._prepare(instance)
-        cctxt.cast(ctxt, "terminate_instance",
+        rpc.cast(cctxt, ctxt, "terminate_instance",
                    instance=_primitive(instance))
 
     def reboot_instance(self, ctxt, instance, reboot_type):
         """CAST: reboot the guest, ``reboot_type`` SOFT or HARD."""
         cctxt = self._prepare(instance, version="1.1")
-        cctxt.cast(ctxt, "reboot_instance", instance=_primitive(instance),
+        rpc.cast(cctxt, ctxt, "reboot_instance", instance=_primitive(instance),
                    reboot_type=reboot_type)
 
     def external_instance_event(self, ctxt, instances, events, host):
         """CAST: ``events`` (``name``, ``server_uuid``, ``tag``,
         ``status``) for ``instances``, all on compute host ``host``."""
         cctxt = self.client.prepare(server=host, version="1.5")
-        cctxt.cast(ctxt, "external_instance_event",
+        rpc.cast(cctxt, ctxt, "external_instance_event",
                    instances=[_primitive(i) for i in instances],
                    events=events)
 
@@ -165,7 +165,7 @@ class ComputeAPI:
         :raises MessagingTimeout: the host did not answer in time.
         """
         cctxt = self.client.prepare(server=host, version="1.3")
-        return cctxt.call(ctxt, "get_host_uptime")
+        return rpc.call(cctxt, ctxt, "get_host_uptime")
 
     def get_console_output(self, ctxt, instance, tail_length=None):
         """CALL: the guest's serial console log (its last lines).
@@ -174,7 +174,7 @@ class ComputeAPI:
         :raises MessagingTimeout: the host did not answer in time.
         """
         cctxt = self._prepare(instance, version="1.1")
-        return cctxt.call(ctxt, "get_console_output",
+        return rpc.call(cctxt, ctxt, "get_console_output",
                           instance=_primitive(instance),
                           tail_length=tail_length)
 
@@ -184,7 +184,7 @@ class ComputeAPI:
         cctxt = self.client.prepare(server=host, version="1.4",
                                     timeout=FAULT_CALL_TIMEOUT)
         try:
-            return cctxt.call(ctxt, method, **kwargs)
+            return rpc.call(cctxt, ctxt, method, **kwargs)
         except messaging.MessagingTimeout:
             raise exception.ComputeServiceUnavailable(host=host) from None
 
@@ -217,4 +217,5 @@ class ComputeAPI:
         """CAST to every compute host (fanout): forget fault ``fault_id``
         (a one-shot fault fired on one host; the others drop their copy)."""
         cctxt = self.client.prepare(fanout=True, version="1.4")
-        cctxt.cast(ctxt, "disarm_faults", fault_id=fault_id, reason=reason)
+        rpc.cast(cctxt, ctxt, "disarm_faults", fault_id=fault_id,
+                 reason=reason)

@@ -15,9 +15,9 @@ unit tests run the same service on ``fake:/`` with the fake driver.
 
 The service also holds this host's armed faults (``minicompute.faults``:
 ``ministack-fault``), in memory only: it serves their RPC endpoint next
-to the manager, and puts their fault points around the driver, the
-Cinder adapter and the manager's endpoint. With nothing armed the points
-only forward; a restarted host has nothing armed.
+to the manager, and lets the fault points of the attach and detach flows
+(``minicompute.faults.points``) fire them. With nothing armed a point is
+one dictionary lookup; a restarted host has nothing armed.
 """
 
 import threading
@@ -55,8 +55,7 @@ class ComputeService:
         self.faults = fault_registry.ArmedFaults(
             conf.host, on_shot=self._drop_fault_everywhere)
         self._fault_rpcapi = rpcapi.ComputeAPI(transport)
-        driver, volume_api = fault_points.wrap(conf, self.faults, driver,
-                                               volume_api)
+        fault_points.serve(self.faults, conf, self._stop)
         self.driver = driver
         self.manager = manager.ComputeManager(conf, driver, volume_api)
         self.reconciler = reconcile.Reconciler(conf, self.manager)
@@ -64,9 +63,7 @@ class ComputeService:
                                                                  driver)
         target = messaging.Target(topic=rpcapi.RPC_TOPIC, server=conf.host)
         self.server = rpc.get_server(transport, target, [
-            fault_points.ReplyHoldingEndpoint(self.manager, self.faults,
-                                              self._stop),
-            fault_endpoint.FaultEndpoint(self.faults)])
+            self.manager, fault_endpoint.FaultEndpoint(self.faults)])
         self._heartbeat_thread = None
         self._reconcile_thread = None
 
@@ -159,6 +156,7 @@ class ComputeService:
         except Exception:
             LOG.exception("Error stopping the RPC server")
         self.driver.cleanup_host()
+        fault_points.withdraw(self.faults)
         if self._heartbeat_thread is not None:
             self._heartbeat_thread.join(timeout=5)
 

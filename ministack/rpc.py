@@ -3,21 +3,28 @@
 miniapi and minicompute talk over the broker named by ``transport_url``
 (RabbitMQ in every deployment; ``fake:/`` only in unit tests). Only the
 ``rpcapi`` modules create clients and only ``manager`` modules are served;
-this module just builds the transport, the serializer that carries the
-request context, and servers with the threading executor (eventlet is
-deprecated).
+this module builds the transport, the serializer that carries the request
+context (and osprofiler's trace with it, as nova's), servers with the
+threading executor (eventlet is deprecated), and the two trace points of
+a message: :func:`call` / :func:`cast` on the client's side and
+:func:`traced_endpoint` on the server's.
 
 Exceptions that may cross RPC must live in a module listed in
 ``ALLOWED_EXMODS``; any other exception arrives as ``RemoteError``.
 """
 
-import futurist
+import functools
+import inspect
+import threading
+
 import oslo_messaging as messaging
 from oslo_config import cfg
 from osprofiler import profiler
 
 from ministack import context as ms_context
 from ministack import exception
+from ministack import library_behaviour
+from ministack.trace import profiler as ms_profiler
 
 ALLOWED_EXMODS = [
     "ministack.exception",
@@ -31,6 +38,10 @@ Seconds an RPC call (e.g. reserve_block_device_name) waits for its reply
 before it fails with MessagingTimeout.
 """),
 ]
+
+#: Whether the message this executor thread is about to handle came in
+#: a trace: set by the serializer, taken by the first endpoint method.
+_INBOUND = threading.local()
 
 
 def register_opts(conf):
@@ -72,130 +83,75 @@ class RequestContextSerializer(messaging.Serializer):
         # osprofiler's init() keeps a profiler the thread already has:
         # clean first, or this message would join the previous one's trace.
         profiler.clean()
+        _INBOUND.traced = bool(trace_info)
         if trace_info:
             profiler.init(**trace_info)
         return ms_context.RequestContext.from_dict(ctxt)
 
 
-class _TracedCallContext:
-    """An RPC client (or its ``prepare()``d form) whose ``call`` and
-    ``cast`` are CALL/CAST spans: the span that puts the message on the
-    broker, parent of the server's span."""
-
-    def __init__(self, client):
-        self._client = client
-
-    def __getattr__(self, name):
-        return getattr(self._client, name)
-
-    def prepare(self, *args, **kwargs):
-        return _TracedCallContext(self._client.prepare(*args, **kwargs))
-
-    def _send(self, kind, ctxt, method, kwargs):
-        send = getattr(self._client, kind.lower())
-        if profiler.get() is None:
-            return send(ctxt, method, **kwargs)
-        from ministack.trace import profiler as ms_profiler
-        target = getattr(self._client, "target", None)
-        with ms_profiler.span(
-                "rpc", kind, method, actor="rabbitmq",
-                details=lambda: {"side": "client",
-                                 "topic": getattr(target, "topic", None),
-                                 "server": getattr(target, "server", None),
-                                 "version": getattr(target, "version",
-                                                    None)}):
-            return send(ctxt, method, **kwargs)
-
-    def call(self, ctxt, method, **kwargs):
-        return self._send("CALL", ctxt, method, kwargs)
-
-    def cast(self, ctxt, method, **kwargs):
-        return self._send("CAST", ctxt, method, kwargs)
+def _send(kind, cctxt, ctxt, method, kwargs):
+    send = cctxt.call if kind == "CALL" else cctxt.cast
+    if profiler.get() is None:
+        return send(ctxt, method, **kwargs)
+    target = cctxt.target
+    with ms_profiler.span(
+            "rpc", kind, method, actor="rabbitmq",
+            details=lambda: {"side": "client", "topic": target.topic,
+                             "server": target.server,
+                             "version": target.version}):
+        return send(ctxt, method, **kwargs)
 
 
-class _TracedEndpoint:
-    """An RPC endpoint whose public methods are server-side spans (the
-    compute's handling of a CALL or CAST; hops takes the kind from the
-    client's span, its parent). A handler that fails with one of its
-    ``expected_exceptions`` records that exception, not oslo.messaging's
-    ExpectedException wrapper."""
-
-    def __init__(self, endpoint, actor):
-        self._endpoint = endpoint
-        self._actor = actor
-        self.target = getattr(endpoint, "target", None)
-
-    def __getattr__(self, name):
-        attr = getattr(self._endpoint, name)
-        if name.startswith("_") or not callable(attr):
-            return attr
-        actor = self._actor
-
-        def traced(ctxt, **kwargs):
-            if profiler.get() is None:
-                return attr(ctxt, **kwargs)
-            from ministack.trace import profiler as ms_profiler
-            with ms_profiler.span("rpc", "CALL", name, actor=actor,
-                                  details=lambda: {"side": "server"}) as sp:
-                try:
-                    return attr(ctxt, **kwargs)
-                except messaging.ExpectedException as exc:
-                    # expected_exceptions wraps what the handler raised;
-                    # the caller gets the wrapped exception, and so does
-                    # the hop (DeviceDetachFailed, not ExpectedException).
-                    sp.failed_with(exc.exc_info[1])
-                    raise
-        return traced
+def call(cctxt, ctxt, method, **kwargs):
+    """``cctxt.call(ctxt, method, **kwargs)`` (``cctxt``: an RPC client
+    or its ``prepare()``d form) as a CALL span inside a trace: the span
+    that puts the message on the broker, parent of the server's span."""
+    return _send("CALL", cctxt, ctxt, method, kwargs)
 
 
-def _register_tracing_opts(conf):
-    """Register oslo.messaging's tracing and metrics groups on ``conf``.
+def cast(cctxt, ctxt, method, **kwargs):
+    """``cctxt.cast(ctxt, method, **kwargs)`` as a CAST span inside a
+    trace (see :func:`call`)."""
+    return _send("CAST", cctxt, ctxt, method, kwargs)
 
-    oslo.messaging 18.x reads ``[oslo_messaging_tracing]`` and
-    ``[oslo_messaging_metrics]`` from the transport's ConfigOpts on every
-    cast and call, but registers both groups only on the global
-    ``cfg.CONF``; a daemon with its own ConfigOpts (as
-    ``ministack.service.run`` builds) would fail every RPC with
-    NoSuchOptError.
+
+def _server_side():
+    return {"side": "server"}
+
+
+def _handler(name, func, actor):
+    @functools.wraps(func)
+    def handler(self, ctxt, *args, **kwargs):
+        if not getattr(_INBOUND, "traced", False):
+            return func(self, ctxt, *args, **kwargs)
+        _INBOUND.traced = False     # calls it makes are not messages
+        with ms_profiler.span("rpc", "CALL", name, actor=actor,
+                              details=_server_side) as sp:
+            try:
+                return func(self, ctxt, *args, **kwargs)
+            except messaging.ExpectedException as exc:
+                # expected_exceptions wraps what the handler raised; the
+                # caller gets the wrapped exception, and so does the hop
+                # (DeviceDetachFailed, not ExpectedException).
+                sp.failed_with(exc.exc_info[1])
+                raise
+    return handler
+
+
+def traced_endpoint(actor):
+    """Class decorator for an RPC endpoint: each public method, when it
+    handles a message that came in a trace, is that message's
+    server-side span (hops takes CALL or CAST from the client's span,
+    its parent). As osprofiler's ``trace_cls("rpc")``, but the span
+    records what the hop tables show (kind, name, ``actor``); a method
+    called directly (the reconciler, another handler) records nothing.
     """
-    import importlib
-    for module, group in (("oslo_messaging._tracing.client",
-                           "oslo_messaging_tracing"),
-                          ("oslo_messaging._metrics.client",
-                           "oslo_messaging_metrics")):
-        try:
-            opts = getattr(importlib.import_module(module), group)
-        except (ImportError, AttributeError):
-            continue  # an oslo.messaging without that feature
-        conf.register_opts(opts, group=group)
-
-
-#: Seconds oslo.messaging's listener threads first wait for the next
-#: frame after a message, doubling on each idle wake-up up to 5 s
-#: (``amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MIN``, 1 ms upstream).
-ACK_POLL_MIN_SECONDS = 0.02
-
-
-def slow_down_ack_polling():
-    """Let oslo.messaging's listener threads sleep longer between polls.
-
-    After each message an RPC server's listener (and an RPC client's
-    reply waiter) waits 1 ms for the next frame, then 2, 4, 8 ms... so
-    that acknowledgements the executor's threads queue for it go out
-    soon. Under a burst of attaches that is hundreds of idle wake-ups a
-    second, each a pass through kombu's retry wrappers and a socket
-    timeout raised and caught, a noticeable share of the daemons' CPU
-    per attach. A message that arrives wakes the
-    thread at once whatever the wait, and replies are sent by the
-    executor's thread itself; only the acknowledgement of a message
-    received waits up to this long. The queues prefetch without limit
-    (``rabbit_qos_prefetch_count`` 0), so a late ack holds no message
-    back. A host that dies after a message arrived but before its ack
-    went out gets it again when it is back, as upstream; the window is
-    20 ms instead of 1 ms (attach_volume and detach_volume take a
-    redelivered cast as done)."""
-    from oslo_messaging._drivers import amqpdriver
-    amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MIN = ACK_POLL_MIN_SECONDS
+    def decorate(cls):
+        for name, func in inspect.getmembers(cls, inspect.isfunction):
+            if not name.startswith("_"):
+                setattr(cls, name, _handler(name, func, actor))
+        return cls
+    return decorate
 
 
 def get_transport(conf):
@@ -203,8 +159,8 @@ def get_transport(conf):
 
     :raises ConfigError: the URL is missing or malformed.
     """
-    _register_tracing_opts(conf)
-    slow_down_ack_polling()
+    library_behaviour.register_messaging_opt_groups(conf)
+    library_behaviour.slow_down_ack_polling()
     try:
         return messaging.get_rpc_transport(
             conf, allowed_remote_exmods=ALLOWED_EXMODS)
@@ -219,13 +175,12 @@ def check_broker(transport, timeout=10):
     oslo.messaging retries forever on connect; a daemon that is started
     against a dead broker should say so instead of hanging.
     """
-    driver = getattr(transport, "_driver", None)
-    if driver is None or not hasattr(driver, "_get_connection"):
+    url = transport.conf.transport_url
+    parsed = messaging.TransportURL.parse(transport.conf, url)
+    if parsed.transport != "rabbit":
         return  # the fake driver: nothing to reach
     import kombu
 
-    url = transport.conf.transport_url
-    parsed = messaging.TransportURL.parse(transport.conf, url)
     hosts = parsed.hosts or [None]
     host = hosts[0]
     broker = "amqp://%s:%s@%s:%s/%s" % (
@@ -244,32 +199,25 @@ def check_broker(transport, timeout=10):
 
 
 def get_client(transport, target, version_cap=None, timeout=None):
+    """oslo.messaging's RPC client, with the context serializer; send
+    through :func:`call` and :func:`cast` to trace the message."""
     # A transport built directly (fake:/ in tests) has not been through
     # get_transport, so make sure its conf has the tracing groups too.
-    _register_tracing_opts(transport.conf)
-    return _TracedCallContext(messaging.get_rpc_client(
+    library_behaviour.register_messaging_opt_groups(transport.conf)
+    return messaging.get_rpc_client(
         transport, target, version_cap=version_cap, timeout=timeout,
-        serializer=RequestContextSerializer()))
+        serializer=RequestContextSerializer())
 
 
-def get_server(transport, target, endpoints, actor="nova-compute"):
-    """An RPC server with native threads (executor='threading'); each
-    endpoint method is a span in a trace the message carries.
-
-    Its pool starts a thread only when the ones it has are nearly all
-    busy (futurist's DynamicThreadPoolExecutor, up to ``[DEFAULT]
-    executor_thread_pool_size``, 64). The 'threading' executor's own
-    pool starts a new thread for every message until it has 64, sized for
-    eventlet's green threads: as native threads each one's first deep
-    calls touch its own stack and malloc caches for good, so the
-    daemon's RSS grew under a soak of one attach at a time.
+def get_server(transport, target, endpoints):
+    """An RPC server with native threads (executor='threading'), whose
+    pool starts a thread only when the ones it has are nearly all busy
+    (up to ``[DEFAULT] executor_thread_pool_size``; see
+    :func:`ministack.library_behaviour.use_dynamic_thread_pool`). Its
+    endpoints trace themselves (:func:`traced_endpoint`).
     """
-    _register_tracing_opts(transport.conf)
-    endpoints = [_TracedEndpoint(endpoint, actor) for endpoint in endpoints]
+    library_behaviour.register_messaging_opt_groups(transport.conf)
     server = messaging.get_rpc_server(
         transport, target, endpoints, executor="threading",
         serializer=RequestContextSerializer())
-    # oslo.messaging builds the pool at start() from this class, with
-    # max_workers only (no public hook for another pool).
-    server._executor_cls = futurist.DynamicThreadPoolExecutor
-    return server
+    return library_behaviour.use_dynamic_thread_pool(server)

@@ -35,9 +35,9 @@ Where the armed state lives, and why:
   fault armed on several hosts fires once: the host it fires on casts
   ``disarm_faults`` to every host (fanout), and the others drop their
   copy.
-* **The fault points** (:mod:`.points`) wrap the real parts when the
-  service is built (the driver, the Cinder adapter, the manager's RPC
-  endpoint); the attach and detach flows have no hooks. Each failure is
+* **The fault points** (:mod:`.points`) are one named line each at the
+  step of the attach or detach flow where the fault fires
+  (``virt/block_device.py``, ``manager.py``). Each failure is
   real: the disk is really hot-plugged before the hypervisor "fails",
   the answer to the CALL is really held past the API's timeout, the real
   guest is really paused so it cannot release the disk. The one undo a

@@ -11,6 +11,7 @@ import oslo_messaging as messaging
 
 from minicompute import rpcapi
 from minicompute.faults import catalog
+from ministack import rpc
 
 
 def _who(ctxt):
@@ -20,6 +21,7 @@ def _who(ctxt):
         getattr(ctxt, "request_id", None))
 
 
+@rpc.traced_endpoint("nova-compute")
 class FaultEndpoint:
     """RPC endpoints ``arm_fault``, ``list_faults`` and ``disarm_faults``.
 

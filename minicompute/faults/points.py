@@ -1,33 +1,30 @@
-"""Where the four faults fire: wrappers around the host's real parts.
+"""Where the four faults fire: named points in the attach and detach flows.
 
-The attach and detach flows have no hooks. :func:`wrap` puts, when the
-service is built, a :class:`FaultInjectingDriver` around the hypervisor
-driver, a :class:`FaultInjectingVolumeAPI` around the Cinder adapter and
-a :class:`ReplyHoldingEndpoint` around the compute manager's RPC
-endpoint; each asks the host's :class:`~minicompute.faults.registry.
-ArmedFaults` at its point and, with nothing armed, only forwards (one
-dict length read). What each does when its fault fires:
+Each point is one line at the step where its fault fires, so a reader of
+the flow sees it (``minicompute/virt/block_device.py`` and
+``minicompute/manager.py``). It asks the armed faults of the host that
+runs the operation (:class:`~minicompute.faults.registry.ArmedFaults`,
+registered here by the compute service with :func:`serve`); with nothing
+armed that is a dictionary lookup and the flow goes on. When armed:
 
-* ``driver-attach``: the real driver plugs the disk; then this
-  "hypervisor" raises :class:`InjectedFault`, leaving the disk in the
-  guest. The attach flow must take it out again.
-* ``attachment-complete``: the real ``attachment_complete`` is not sent;
-  :class:`InjectedFault` is raised in its place (connection_info is
-  already saved on the BDM).
-* ``reserve-timeout``: the manager really reserves the device name and
-  creates the BDM; the endpoint then holds its answer for
-  ``hold_seconds`` (the API's ``rpc_call_timeout`` plus a margin), so
-  the API's CALL really times out. The hold ends early when the service
-  stops.
-* ``detach-refused``: the real guest is paused (its vCPUs stop, so it
-  cannot answer the unplug request, as ``virsh suspend`` makes it in the
-  recovery tests) for the driver's real detach with its retries, then
-  resumed: the fault's own undo. QEMU keeps the unplug request it was
-  sent while the guest was paused; when the resumed guest acts on it the
-  disk leaves the live guest, so the undo waits up to
-  ``[libvirt] device_detach_timeout`` seconds for that and plugs the
-  disk back from the BDM's connection_info (what the host's reconciler
-  would do on its next run): the refused detach leaves the guest as it
+* ``driver-attach`` (:func:`point`, right after the driver plugged the
+  disk): raises :class:`InjectedFault`, leaving the disk in the guest;
+  the attach flow must take it out again (the seed's recovery path 1).
+* ``attachment-complete`` (:func:`point`, in place of the call to
+  Cinder): raises :class:`InjectedFault`; connection_info is already
+  saved on the BDM.
+* ``reserve-timeout`` (:func:`hold_reply`, after the BDM was created):
+  holds the host's answer to the CALL for ``hold_seconds`` (the API's
+  ``rpc_call_timeout`` plus a margin), so the API's CALL really times
+  out. The hold ends early when the service stops.
+* ``detach-refused`` (:class:`refused_detach`, around the driver's
+  detach): the real guest is paused (its vCPUs stop, so it cannot answer
+  the unplug, as ``virsh suspend`` makes it) for the driver's detach
+  with its retries, then resumed: the fault's own undo. QEMU keeps the
+  unplug request it was sent while paused; when the resumed guest acts
+  on it the disk leaves the guest, so the undo waits up to ``[libvirt]
+  device_detach_timeout`` seconds for that and plugs the disk back from
+  the BDM's connection_info: the refused detach leaves the guest as it
   was, the seed's end state.
 """
 
@@ -50,161 +47,147 @@ class InjectedFault(exception.NovaException):
                "%(summary)s")
 
 
+class _Host:
+    """What the points need of one compute host."""
+
+    def __init__(self, faults, conf, stopping, sleep, clock):
+        self.faults = faults
+        self.conf = conf
+        self.stopping = stopping
+        self.sleep = sleep
+        self.clock = clock
+
+
+#: host name -> _Host, for each compute service of this process.
+_HOSTS = {}
+
+
+def serve(faults, conf, stopping=None, sleep=time.sleep,
+          clock=time.monotonic):
+    """Let the points of host ``faults.host`` fire ``faults``' faults.
+
+    :param conf: the host's config (``[libvirt] device_detach_timeout``).
+    :param stopping: set when the service stops (a held answer ends).
+    """
+    _HOSTS[faults.host] = _Host(faults, conf,
+                                stopping or threading.Event(), sleep, clock)
+
+
+def withdraw(faults):
+    """Undo :func:`serve` (the service stopped)."""
+    if _HOSTS.get(faults.host) is not None and \
+            _HOSTS[faults.host].faults is faults:
+        del _HOSTS[faults.host]
+
+
+def _take(name, host, ctxt, volume_id, server_id):
+    served = _HOSTS.get(host)
+    if served is None:
+        return None, None
+    return served, served.faults.take(name, volume_id, server_id,
+                                      getattr(ctxt, "request_id", None))
+
+
 def _fire(armed):
     fault = catalog.get(armed.name)
     raise InjectedFault(name=fault.name, id=armed.id,
                         summary=fault.summary.split(": ", 1)[-1])
 
 
-class _Wrapper:
-    """Delegates every attribute it does not define to ``wrapped``."""
-
-    def __init__(self, wrapped, faults):
-        self.wrapped = wrapped
-        self.faults = faults
-
-    def __getattr__(self, name):
-        return getattr(self.wrapped, name)
+def point(name, host, ctxt, volume_id, server_id):
+    """Fault ``name``'s point: raise :class:`InjectedFault` when it is
+    armed on ``host`` for this volume and server."""
+    armed = _take(name, host, ctxt, volume_id, server_id)[1]
+    if armed is not None:
+        _fire(armed)
 
 
-class FaultInjectingDriver(_Wrapper):
-    """The hypervisor driver, failing where ``driver-attach`` and
-    ``detach-refused`` are armed.
+def hold_reply(host, ctxt, volume_id, server_id, bdm):
+    """The ``reserve-timeout`` point: when armed, wait past the caller's
+    timeout before the host answers with ``bdm`` (the BDM it created)."""
+    served, armed = _take(catalog.RESERVE_TIMEOUT, host, ctxt, volume_id,
+                          server_id)
+    if armed is None:
+        return
+    hold = armed.record.get("hold_seconds") or 65
+    LOG.warning("Fault reserve-timeout (%s): BDM %s (%s) created; holding "
+                "the answer for %ss", armed.id, bdm["id"],
+                bdm["device_name"], hold)
+    served.stopping.wait(hold)
+    LOG.warning("Fault reserve-timeout (%s): answering now, too late for "
+                "the caller", armed.id)
 
-    :param conf: the host's config: after resuming a guest that refused
-        a detach, its ``[libvirt] device_detach_timeout`` is how long the
-        unplug it was sent while paused is waited for.
+
+class refused_detach:
+    """The ``detach-refused`` point, around the driver's detach:
+    ``with refused_detach(ctxt, virt_driver, instance, volume_id,
+    connection_info, mountpoint): virt_driver.detach_volume(...)``.
+
+    When armed, the guest is paused on entry and resumed on exit (and
+    the disk plugged back if the resumed guest acted on the unplug it
+    was sent while paused); the detach's own outcome is left as it is.
     """
 
-    def __init__(self, wrapped, faults, conf, sleep=time.sleep,
-                 clock=time.monotonic):
-        super().__init__(wrapped, faults)
-        self.driver = wrapped
-        self.conf = conf
-        self._sleep = sleep
-        self._clock = clock
+    __slots__ = ("ctxt", "driver", "instance", "connection_info",
+                 "mountpoint", "served", "armed")
 
-    def attach_volume(self, ctxt, connection_info, instance, mountpoint,
-                      disk_bus=None, device_type=None):
-        self.driver.attach_volume(ctxt, connection_info, instance,
-                                   mountpoint, disk_bus=disk_bus,
-                                   device_type=device_type)
-        armed = self.faults.take(catalog.DRIVER_ATTACH,
-                                 connection_info.get("serial"),
-                                 instance["uuid"],
-                                 getattr(ctxt, "request_id", None))
-        if armed is not None:
-            _fire(armed)
+    def __init__(self, ctxt, virt_driver, instance, volume_id,
+                 connection_info, mountpoint):
+        self.ctxt = ctxt
+        self.driver = virt_driver
+        self.instance = instance
+        self.connection_info = connection_info
+        self.mountpoint = mountpoint
+        self.served, self.armed = _take(
+            catalog.DETACH_REFUSED, instance.get("host"), ctxt, volume_id,
+            instance["uuid"])
 
-    def detach_volume(self, ctxt, connection_info, instance, mountpoint):
-        armed = self.faults.take(catalog.DETACH_REFUSED,
-                                 connection_info.get("serial"),
-                                 instance["uuid"],
-                                 getattr(ctxt, "request_id", None))
-        if armed is None:
-            return self.driver.detach_volume(ctxt, connection_info,
-                                              instance, mountpoint)
-        LOG.warning("Fault detach-refused (%s): pausing guest %s so it "
-                    "cannot release %s", armed.id, instance["name"],
-                    mountpoint)
-        self.driver.pause(instance)
-        refused = False
-        try:
-            return self.driver.detach_volume(ctxt, connection_info,
-                                              instance, mountpoint)
-        except exception.DeviceDetachFailed:
-            refused = True
-            raise
-        finally:
-            self._resume(ctxt, connection_info, instance, mountpoint,
-                         refused)
+    def __enter__(self):
+        if self.armed is not None:
+            LOG.warning("Fault detach-refused (%s): pausing guest %s so it "
+                        "cannot release %s", self.armed.id,
+                        self.instance["name"], self.mountpoint)
+            self.driver.pause(self.instance)
+        return self
 
-    def _resume(self, ctxt, connection_info, instance, mountpoint, refused):
+    def __exit__(self, etype, value, _tb):
+        if self.armed is not None:
+            self._resume(etype is not None and
+                         issubclass(etype, exception.DeviceDetachFailed))
+        return False
+
+    def _resume(self, refused):
         """The fault's undo: the guest runs again, with its disk."""
         try:
-            self.driver.power_on(ctxt, instance)     # resumes it
+            self.driver.power_on(self.ctxt, self.instance)   # resumes it
             LOG.warning("Fault detach-refused: guest %s resumed",
-                        instance["name"])
+                        self.instance["name"])
             if refused:
-                self._put_back_if_ejected(ctxt, connection_info, instance,
-                                          mountpoint)
+                self._put_back_if_ejected()
         except Exception:
             # The detach's own outcome must reach the flow; the reconciler
             # puts a lost disk back on its next run.
             LOG.exception("Could not resume guest %s after the refused "
-                          "detach", instance["name"])
+                          "detach", self.instance["name"])
 
-    def _put_back_if_ejected(self, ctxt, connection_info, instance,
-                             mountpoint):
-        dev = mountpoint.rpartition("/")[2]
-        deadline = self._clock() + self.conf.libvirt.device_detach_timeout
+    def _put_back_if_ejected(self):
+        dev = self.mountpoint.rpartition("/")[2]
+        served = self.served
+        deadline = served.clock() + \
+            served.conf.libvirt.device_detach_timeout
         while True:
-            disks = (self.driver.list_volume_disks(instance) or {}).get(
-                "disks", {})
+            disks = (self.driver.list_volume_disks(self.instance) or
+                     {}).get("disks", {})
             disk = disks.get(dev)
             if disk is None or not disk.get("live"):
-                LOG.warning("Guest %s acted on the unplug it was sent while "
-                            "paused: plugging %s back", instance["name"],
-                            mountpoint)
-                self.driver.replug_volume(ctxt, connection_info, instance,
-                                           mountpoint)
+                LOG.warning("Guest %s acted on the unplug it was sent "
+                            "while paused: plugging %s back",
+                            self.instance["name"], self.mountpoint)
+                self.driver.replug_volume(self.ctxt, self.connection_info,
+                                          self.instance, self.mountpoint)
                 return
-            if self._clock() >= deadline:
-                LOG.info("Guest %s kept %s after resuming", instance["name"],
-                         mountpoint)
+            if served.clock() >= deadline:
+                LOG.info("Guest %s kept %s after resuming",
+                         self.instance["name"], self.mountpoint)
                 return
-            self._sleep(POLL)
-
-
-class FaultInjectingVolumeAPI(_Wrapper):
-    """The Cinder adapter, failing ``attachment_complete`` where
-    ``attachment-complete`` is armed (the attachment is read only then,
-    to learn its volume and server)."""
-
-    def attachment_complete(self, ctxt, attachment_id):
-        if self.faults.armed(catalog.ATTACHMENT_COMPLETE):
-            attachment = self.wrapped.attachment_get(ctxt, attachment_id)
-            armed = self.faults.take(catalog.ATTACHMENT_COMPLETE,
-                                     attachment.get("volume_id"),
-                                     attachment.get("instance"),
-                                     getattr(ctxt, "request_id", None))
-            if armed is not None:
-                _fire(armed)
-        return self.wrapped.attachment_complete(ctxt, attachment_id)
-
-
-class ReplyHoldingEndpoint(_Wrapper):
-    """The compute manager as RPC endpoint, holding its answer to
-    ``reserve_block_device_name`` where ``reserve-timeout`` is armed.
-
-    :param stopping: set when the service stops (a hold ends then).
-    """
-
-    def __init__(self, wrapped, faults, stopping=None):
-        super().__init__(wrapped, faults)
-        self.target = wrapped.target
-        self._stopping = stopping or threading.Event()
-
-    def reserve_block_device_name(self, ctxt, instance, device, volume_id,
-                                  **kwargs):
-        bdm = self.wrapped.reserve_block_device_name(
-            ctxt, instance=instance, device=device, volume_id=volume_id,
-            **kwargs)
-        armed = self.faults.take(catalog.RESERVE_TIMEOUT, volume_id,
-                                 instance.get("uuid"),
-                                 getattr(ctxt, "request_id", None))
-        if armed is not None:
-            hold = armed.record.get("hold_seconds") or 65
-            LOG.warning("Fault reserve-timeout (%s): BDM %s (%s) created; "
-                        "holding the answer for %ss", armed.id, bdm["id"],
-                        bdm["device_name"], hold)
-            self._stopping.wait(hold)
-            LOG.warning("Fault reserve-timeout (%s): answering now, too "
-                        "late for the caller", armed.id)
-        return bdm
-
-
-def wrap(conf, faults, driver, volume_api):
-    """``(driver, volume_api)`` with their fault points on ``faults``."""
-    return (FaultInjectingDriver(driver, faults, conf),
-            FaultInjectingVolumeAPI(volume_api, faults))
+            served.sleep(POLL)

@@ -60,11 +60,13 @@ class Armed:
         self.deadline = deadline
         self.fired = 0
 
-    def __getattr__(self, name):
-        try:
-            return self.record[name]
-        except KeyError:
-            raise AttributeError(name) from None
+    @property
+    def id(self):
+        return self.record["id"]
+
+    @property
+    def name(self):
+        return self.record["name"]
 
     def matches(self, name, volume_id, server_id):
         return (self.record["name"] == name and

@@ -33,6 +33,8 @@ from oslo_log import log as logging
 from oslo_utils import excutils
 
 from minicompute import exception
+from minicompute.faults import catalog as faults
+from minicompute.faults import points as fault_points
 
 LOG = logging.getLogger(__name__)
 
@@ -114,6 +116,8 @@ class DriverVolumeBlockDevice:
         virt_driver.attach_volume(
             ctxt, connection_info, instance, self.mount_device,
             disk_bus=self.disk_bus, device_type=self.device_type)
+        fault_points.point(faults.DRIVER_ATTACH, instance.get("host"), ctxt,
+                           self.volume_id, instance["uuid"])
 
     def _volume_attach(self, ctxt, volume, connector, instance, volume_api,
                        virt_driver):
@@ -135,6 +139,9 @@ class DriverVolumeBlockDevice:
         self.connection_info = connection_info
         self.save()
         try:
+            fault_points.point(faults.ATTACHMENT_COMPLETE,
+                               instance.get("host"), ctxt, self.volume_id,
+                               instance["uuid"])
             volume_api.attachment_complete(ctxt, self.attachment_id)
         except Exception:
             with excutils.save_and_reraise_exception():
@@ -254,8 +261,12 @@ class DriverVolumeBlockDevice:
                      "nothing to unplug", self.volume_id, instance["uuid"])
             return
         try:
-            virt_driver.detach_volume(ctxt, self.connection_info, instance,
-                                      self.mount_device)
+            with fault_points.refused_detach(ctxt, virt_driver, instance,
+                                             self.volume_id,
+                                             self.connection_info,
+                                             self.mount_device):
+                virt_driver.detach_volume(ctxt, self.connection_info,
+                                          instance, self.mount_device)
         except exception.DiskNotFound:
             LOG.warning("Disk %s of volume %s is already gone from %s",
                         self.mount_device, self.volume_id, instance["uuid"])

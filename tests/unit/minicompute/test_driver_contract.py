@@ -22,7 +22,7 @@ CALLERS = {"manager.py": r"self\.driver\.(\w+)\(",
            "resource_tracker.py": r"self\.driver\.(\w+)\(",
            "service.py": r"(?<![\w.])(?:self\.)?driver\.(\w+)\(",
            "virt/block_device.py": r"virt_driver\.(\w+)\(",
-           # the fault points' wrapper of the driver (FaultInjectingDriver)
+           # the detach-refused fault point (pause, resume, replug)
            "faults/points.py": r"self\.driver\.(\w+)\("}
 
 

@@ -12,6 +12,7 @@ import pytest
 from oslo_config import cfg
 
 from ministack import context
+from ministack import library_behaviour
 from ministack import rpc
 
 WAIT = 5
@@ -95,5 +96,5 @@ def test_listeners_wait_longer_after_a_message():
     conf.set_override("transport_url", "fake:/")
     rpc.get_transport(conf).cleanup()
     assert amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MIN == \
-        rpc.ACK_POLL_MIN_SECONDS == 0.02
+        library_behaviour.ACK_POLL_MIN_SECONDS == 0.02
     assert amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MAX == 5.0

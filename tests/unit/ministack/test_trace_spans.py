@@ -246,26 +246,54 @@ class DeviceDetachFailed(Exception):
     pass
 
 
+@rpc.traced_endpoint("nova-compute")
 class _Endpoint:
     @messaging.expected_exceptions(DeviceDetachFailed)
     def detach_volume(self, ctxt, volume_id):
         raise DeviceDetachFailed("Device detach failed for vdb: %s"
                                  % volume_id)
 
+    def list_faults(self, ctxt):
+        return self.helper(ctxt)
 
-def test_handler_hop_shows_the_exception_expected_exceptions_wraps(store):
-    endpoint = rpc._TracedEndpoint(_Endpoint(), "nova-compute")
+    def helper(self, ctxt):
+        return "listed"
+
+
+def _received_in_a_trace():
+    """A context as the compute's executor thread gets it from a message
+    sent inside a trace (the thread joins it); returns (ctxt, base)."""
+    serializer = rpc.RequestContextSerializer()
     profiler.init("unit-key")
     base = profiler.get().get_base_id()
+    wire = serializer.serialize_context(RequestContext())
+    return serializer.deserialize_context(wire), base
+
+
+def test_handler_hop_shows_the_exception_expected_exceptions_wraps(store):
+    ctxt, base = _received_in_a_trace()
     try:
         with pytest.raises(messaging.ExpectedException):
-            endpoint.detach_volume(RequestContext(), volume_id="v-1")
+            _Endpoint().detach_volume(ctxt, volume_id="v-1")
     finally:
         profiler.clean()
     hop = hops.load(store, base)["hops"][0]
     assert hop["name"] == "detach_volume"
     assert hop["error"] == \
         "DeviceDetachFailed: Device detach failed for vdb: v-1"
+
+
+def test_only_the_message_s_handler_is_a_span(store):
+    """A public method the handler calls, or one called without a
+    message (the reconciler), records nothing."""
+    ctxt, base = _received_in_a_trace()
+    try:
+        assert _Endpoint().list_faults(ctxt) == "listed"
+        assert _Endpoint().list_faults(ctxt) == "listed"   # no message
+    finally:
+        profiler.clean()
+    assert [h["name"] for h in hops.load(store, base)["hops"]] == \
+        ["list_faults"]
 
 
 # --- action requests: the action on both sides of the REST hop --------------
@@ -284,15 +312,19 @@ def traced_cinder(store):
     from wsgiref import simple_server
 
     from minicompute.volume import cinder
+    from tests.support import cinder_server
 
     received = []
 
     def app(environ, start_response):
         length = int(environ.get("CONTENT_LENGTH") or 0)
         body = environ["wsgi.input"].read(length) if length else b""
-        received.append((environ["PATH_INFO"], body))
-        data = json.dumps({"connection_info": {
-            "driver_volume_type": "iscsi", "data": {}}}).encode()
+        if environ["PATH_INFO"] == "/":     # the client's version check
+            data = json.dumps(cinder_server.VERSIONS).encode()
+        else:
+            received.append((environ["PATH_INFO"], body))
+            data = json.dumps({"connection_info": {
+                "driver_volume_type": "iscsi", "data": {}}}).encode()
         start_response("200 OK", [("Content-Type", "application/json"),
                                   ("Content-Length", str(len(data)))])
         return [data]

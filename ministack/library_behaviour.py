@@ -1,0 +1,74 @@
+"""What ministack relies on in its libraries where they offer no hook.
+
+Everything else goes through the libraries' public APIs. Each function
+here names the library version whose behaviour it was written against;
+``tests/unit/ministack/test_library_behaviour.py`` checks that the
+installed versions still behave so, and fails on an upgrade that
+changes it (rather than the daemons silently losing the setting).
+
+* oslo.messaging 18.x: the RPC listener's first idle wait
+  (``amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MIN``) and the class an RPC
+  server builds its executor pool from (``server._executor_cls``);
+  its tracing and metrics option groups, registered on the global
+  ``cfg.CONF`` only (``oslo_messaging._tracing.client``,
+  ``oslo_messaging._metrics.client``), but read from the transport's
+  own ConfigOpts on every call and cast.
+"""
+
+import importlib
+
+import futurist
+
+#: The oslo.messaging series the functions below were written against.
+OSLO_MESSAGING_SERIES = "18"
+
+#: Seconds oslo.messaging's listener threads first wait for the next
+#: frame after a message (1 ms upstream), doubling on each idle wake-up.
+ACK_POLL_MIN_SECONDS = 0.02
+
+_MESSAGING_OPT_GROUPS = (
+    ("oslo_messaging._tracing.client", "oslo_messaging_tracing"),
+    ("oslo_messaging._metrics.client", "oslo_messaging_metrics"),
+)
+
+
+def slow_down_ack_polling():
+    """Let oslo.messaging's listener threads sleep longer between polls.
+
+    After each message an RPC listener (and a client's reply waiter)
+    waits 1 ms for the next frame, then 2, 4, 8 ms..., so that the acks
+    the executor's threads queue go out soon: under a burst of attaches,
+    hundreds of idle wake-ups a second. A message that arrives wakes the
+    thread at once whatever the wait; only the ack of a message received
+    waits up to this long (the queues prefetch without limit, so a late
+    ack holds no message back). A host that dies between a message and
+    its ack gets it again, as upstream, within 20 ms instead of 1 ms.
+    """
+    amqpdriver = importlib.import_module("oslo_messaging._drivers.amqpdriver")
+    amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MIN = ACK_POLL_MIN_SECONDS
+
+
+def use_dynamic_thread_pool(server):
+    """Make ``server`` (an RPC server, not started) start its pool's
+    threads on demand, up to ``executor_thread_pool_size``.
+
+    The 'threading' executor's own pool starts a thread for every
+    message until it has 64 (sized for green threads); as native threads
+    each keeps its stack and malloc caches, and the daemon's memory
+    grows. oslo.messaging builds the pool at ``start()`` from this
+    class, with ``max_workers`` only.
+    """
+    server._executor_cls = futurist.DynamicThreadPoolExecutor
+    return server
+
+
+def register_messaging_opt_groups(conf):
+    """Register oslo.messaging's tracing and metrics groups on ``conf``
+    (a daemon's own ConfigOpts), which it reads on every call and cast;
+    without them every RPC fails with NoSuchOptError."""
+    for module, group in _MESSAGING_OPT_GROUPS:
+        try:
+            opts = getattr(importlib.import_module(module), group)
+        except (ImportError, AttributeError):
+            continue  # an oslo.messaging without that feature
+        conf.register_opts(opts, group=group)

@@ -1,0 +1,60 @@
+"""The library behaviour ministack relies on where there is no hook
+(ministack/library_behaviour.py): these fail on an upgrade that
+changes it, instead of the daemons silently losing the setting."""
+
+import importlib.metadata
+import inspect
+
+import futurist
+import oslo_messaging
+from oslo_config import cfg
+from oslo_messaging import server as messaging_server
+from oslo_messaging._drivers import amqpdriver
+
+from ministack import library_behaviour
+from ministack import rpc
+
+
+def test_oslo_messaging_is_the_series_written_against():
+    version = importlib.metadata.version("oslo.messaging")
+    assert version.split(".")[0] == library_behaviour.OSLO_MESSAGING_SERIES, \
+        version
+
+
+def test_listeners_read_the_ack_poll_constant_at_each_wait():
+    """The listener and the reply waiter read the module constant each
+    time they reset their wait (not a copy taken at import)."""
+    source = inspect.getsource(amqpdriver)
+    assert source.count("= ACK_REQUEUE_EVERY_SECONDS_MIN") >= 2
+    old = amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MIN
+    try:
+        library_behaviour.slow_down_ack_polling()
+        assert amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MIN == \
+            library_behaviour.ACK_POLL_MIN_SECONDS
+    finally:
+        amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MIN = old
+
+
+def test_server_builds_its_pool_from_executor_cls():
+    source = inspect.getsource(messaging_server.MessageHandlingServer)
+    assert "self._executor_cls(" in source
+    conf = cfg.ConfigOpts()
+    conf([], project="t")
+    transport = oslo_messaging.get_rpc_transport(conf, url="fake:/")
+    try:
+        server = rpc.get_server(
+            transport, oslo_messaging.Target(topic="t", server="s"), [])
+        assert server._executor_cls is futurist.DynamicThreadPoolExecutor
+    finally:
+        transport.cleanup()
+
+
+def test_messaging_opt_groups_are_only_on_the_global_conf():
+    """oslo.messaging reads these groups from the transport's conf but
+    registers them on cfg.CONF only: a daemon's own ConfigOpts needs
+    them registered (register_messaging_opt_groups)."""
+    conf = cfg.ConfigOpts()
+    library_behaviour.register_messaging_opt_groups(conf)
+    for _module, group in library_behaviour._MESSAGING_OPT_GROUPS:
+        assert group in cfg.CONF
+        assert group in conf
