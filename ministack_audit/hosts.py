@@ -17,7 +17,11 @@ host on its URI, as its own minicompute sees it:
   (``minicompute.virt.libvirt.initiator``: open-iscsi's
   /etc/iscsi/initiatorname.iscsi, else ``state_path``'s), under the
   host's own root (a host in a mount namespace of its own has its /etc
-  at ``HOSTS_DIR/NAME/etc``, beside its ``run/libvirt/libvirt-sock``).
+  at ``HOSTS_DIR/NAME/etc``, beside its ``run/libvirt/libvirt-sock``);
+* on the machine's first host, where the kernel initiator is in use
+  (open-iscsi, iscsi_tcp loaded), the iSCSI sessions to our targets
+  (``iscsiadm -m session``): the kernel's, which a host in a namespace
+  of its own shares, so only the first host lists them.
 
 A host whose libvirtd does not answer (refused, or no answer within
 ``timeout``) is recorded with the reason (``error``) and audited no
@@ -25,6 +29,7 @@ further; the checks report it (``libvirt_unreachable``).
 """
 
 import os
+import shutil
 import threading
 import urllib.parse
 import xml.etree.ElementTree as ET
@@ -34,6 +39,7 @@ from minicompute.virt.libvirt import driver as libvirt_driver
 from minicompute.virt.libvirt import host as libvirt_host
 from minicompute.virt.libvirt.volume import iscsi
 from ministack import exception
+from ministack import executor
 from ministack.ledgers import snapshot
 
 #: The usage id of a volume target's CHAP secret is this prefix and the
@@ -91,6 +97,25 @@ def read_initiator(host):
         return None
     return _read_iqn(os.path.join(host.root, _INITIATOR_FILE)) or _read_iqn(
         os.path.join(host.compute_conf.state_path, "initiatorname.iscsi"))
+
+
+def read_iscsi_sessions(target_pattern):
+    """{target_iqn: volume_id} of the kernel's sessions to our targets,
+    or None where the kernel initiator is not in use."""
+    if shutil.which("iscsiadm") is None or \
+            not os.path.isdir("/sys/module/iscsi_tcp"):
+        return None
+    out, _ = executor.execute("iscsiadm", "-m", "session",
+                              check_exit_code=[0, 21])   # 21: none
+    sessions = {}
+    for line in out.splitlines():
+        # tcp: [1] 192.0.2.10:3260,1 iqn.2010-10.org.openstack:volume-ID
+        words = line.split()
+        iqn = words[3] if len(words) > 3 else ""
+        match = target_pattern.match(iqn)
+        if match:
+            sessions[iqn] = match.group(1)
+    return sessions
 
 
 class NoAnswer(exception.MinistackException):
@@ -197,7 +222,10 @@ def read_host(settings, host, by_name, strict=False):
     out = {"uri": host.libvirt_uri, "first": host.first,
            "initiator": read_initiator(host),
            "domains": None, "secrets": None, "secret_users": set(),
-           "error": None}
+           "iscsi_sessions": None, "error": None}
+    if host.first:
+        out["iscsi_sessions"] = read_iscsi_sessions(snapshot.template_re(
+            settings.target_prefix + settings.volume_name_template))
     conn = libvirt_host.Host(host.libvirt_uri)
     try:
         _connect(conn, getattr(settings, "libvirt_timeout",

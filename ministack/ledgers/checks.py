@@ -213,6 +213,7 @@ def check_volume_status(snap):
 CHECKS = (host_checks.check_hosts, check_attachments_vs_bdms,
           check_domains_vs_bdms, check_volume_status,
           host_checks.check_secrets, host_checks.check_initiators,
+          host_checks.check_iscsi_sessions,
           storage_checks.check_exports, storage_checks.check_lvm)
 
 

@@ -11,7 +11,11 @@ reads them), run by ``checks.run`` with the rest; on a snapshot without
   (QEMU's initiator needs the secret only while a disk names it);
 * Cinder attachments whose connector names an initiator other than that
   of the host the instance is on: the export admits that name, and the
-  host logs in as its own.
+  host logs in as its own;
+* on a host that connects through the kernel initiator, its iSCSI
+  sessions and the BDMs of its instances: each session is needed by a
+  BDM, each kernel-connected BDM (one with os-brick's ``device_path``)
+  has its session.
 """
 
 from ministack.ledgers import snapshot
@@ -137,4 +141,57 @@ def check_initiators(snap):
                   "instance_uuid": att["instance_uuid"],
                   "initiator": att["initiator"],
                   "expected_initiator": host["initiator"]}, host=name))
+    return found
+
+
+def _kernel_wired(snap, host):
+    """{target_iqn: volume_id} of the BDMs of ``host``'s live instances
+    that os-brick connected (their connection_info has a device_path)."""
+    wired = {}
+    for bdm in snap.bdms or []:
+        inst = (snap.instances or {}).get(bdm["instance_uuid"])
+        if inst is None or inst["deleted"] or inst.get("host") != host:
+            continue
+        data = (bdm.get("connection_info") or {}).get("data") or {}
+        if data.get("target_iqn") and data.get("device_path"):
+            wired[data["target_iqn"]] = bdm["volume_id"]
+    return wired
+
+
+def check_iscsi_sessions(snap):
+    """session_without_disk, bdm_without_session (kernel path only).
+
+    Left for a person: a logout under a guest that still reads the disk
+    loses its data path, and a missing session is a disk the guest lost
+    (detach and attach again)."""
+    if snap.hosts is None or snap.bdms is None:
+        return []
+    found = []
+    for name, host in sorted(snap.hosts.items()):
+        sessions = host.get("iscsi_sessions")
+        if sessions is None:
+            continue
+        wired = _kernel_wired(snap, name)
+        all_wired = _wired_targets(snap, name)
+        for iqn, vid in sorted(sessions.items()):
+            if iqn in all_wired or _attach_in_flight(snap, name, vid):
+                continue
+            found.append(snapshot.Divergence(
+                "session_without_disk", "iSCSI session %s on %s"
+                % (iqn, name),
+                "the kernel of %s is logged in to %s but no BDM of its "
+                "instances uses volume %s" % (name, iqn, vid),
+                "by hand: iscsiadm -m node -T %s --logout" % iqn,
+                safe=False, data={"target_iqn": iqn, "volume_id": vid},
+                host=name))
+        for iqn, vid in sorted(wired.items()):
+            if iqn in sessions or _attach_in_flight(snap, name, vid):
+                continue
+            found.append(snapshot.Divergence(
+                "bdm_without_session", "volume %s on %s" % (vid, name),
+                "a BDM of %s connects volume %s through the kernel, but "
+                "%s has no iSCSI session to %s" % (name, vid, name, iqn),
+                "by hand: detach the volume and attach it again",
+                safe=False, data={"target_iqn": iqn, "volume_id": vid},
+                host=name))
     return found

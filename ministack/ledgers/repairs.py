@@ -179,6 +179,8 @@ REPAIRS = {
     "domain_without_instance": _domain_without_instance,
     "domain_on_wrong_host": _by_hand,
     "secret_without_disk": _secret_without_disk,
+    "session_without_disk": _by_hand,
+    "bdm_without_session": _by_hand,
     "in_use_without_attachment": _in_use_without_attachment,
     "stuck_detaching": _stuck_detaching,
     "attachment_wrong_initiator": _by_hand,

@@ -42,6 +42,8 @@ KINDS = (
     "domain_without_instance",    # our domain, instance deleted
     "domain_on_wrong_host",       # domain runs where nova says it is not
     "secret_without_disk",        # CHAP secret no guest of the host uses
+    "session_without_disk",       # kernel iSCSI session no BDM needs
+    "bdm_without_session",        # kernel-connected BDM, no session
     "in_use_without_attachment",  # volume says attached, no attachment
     "stuck_detaching",            # detaching with nothing in flight
     "attachment_wrong_initiator",  # connector's IQN is not its host's
