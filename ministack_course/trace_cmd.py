@@ -7,7 +7,7 @@ a failed attach's undo steps in its phase ``recovery``), service, host
 (the ``[DEFAULT] host`` of the daemon that did the hop: a nova-compute
 hop's compute host, e.g. ``compute2``), kind, name, status; then the
 journey page that draws it (``the journey page:
-http://127.0.0.1:8780/trace/<trace id>``) when miniapi serves one
+http://127.0.0.1:8780/trace/<trace id>``) when the lab serves one
 (``[trace] listen_port`` of the first config that sets it). ``--json``
 prints :func:`ministack.trace.hops.load`'s dict alone (with that
 recovery phase). The trace store is the daemons' ``[profiler]
@@ -56,7 +56,7 @@ def connection_string(config_files):
 
 
 def page_url(config_files):
-    """``http://HOST:PORT/trace/`` of the journey page miniapi serves
+    """``http://HOST:PORT/trace/`` of the journey page ministack-course serves
     (``[trace] listen``, ``listen_port`` of the first file that sets the
     port), or None when no file turns it on (port 0 or unset)."""
     for parser in _configs(config_files):
