@@ -67,10 +67,11 @@ class TraceMiddleware(web.WsgiMiddleware):
 
     def __init__(self, application, hmac_keys=None, enabled=False):
         super().__init__(application, hmac_keys=hmac_keys, enabled=enabled)
-
-    def __getattr__(self, name):
-        # wsgi.serve reads the app's body limit through the wrapper.
-        return getattr(self.application, name)
+        # wsgi.server_body_limit reads the app's body limit on this, the
+        # outermost middleware: carried over, as the one thing it needs.
+        limit = getattr(application, "max_request_body_size", None)
+        if isinstance(limit, int):
+            self.max_request_body_size = limit
 
     def __call__(self, environ, start_response):
         header = environ.get("HTTP_X_TRACE_INFO")
