@@ -49,7 +49,7 @@ Contract
                                        # "POST /v3/{project}/attachments",
                                        # "POST /v3/{project}/volumes/{id}/
                                        #  action (os-begin_detaching)",
-                                       # "os_brick connect_volume",
+                                       # "connect_volume (os-brick iSCSI)",
                                        # virDomainAttachDeviceFlags, tgtadm...
          "start_ms": float,            # offset from the trace's first span
          "duration_ms": float | None,  # None: the span never stopped
@@ -121,7 +121,10 @@ what made it:
   :func:`ministack.trace.profiler.span` with ``kind``, ``name``,
   ``actor`` and ``details`` (already masked when recorded; masked again
   here): the compute's RPC endpoint (nova-compute, CALL/CAST), the
-  Cinder client's REST calls (cinder, REST), os-brick (LIBRARY), the
+  Cinder client's REST calls (cinder, REST), os-brick (LIBRARY: its
+  connector properties, and on the kernel path ``connect_volume
+  (os-brick iSCSI)`` and ``disconnect_volume (os-brick iSCSI)`` with the
+  host block device in their details), the
   QEMU-initiator iSCSI volume driver's ``connect_volume (QEMU libiscsi)``
   and ``disconnect_volume (QEMU libiscsi)`` (LIBRARY, actor nova-compute:
   no os-brick call happens there, QEMU logs in when libvirt attaches the
