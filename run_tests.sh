@@ -14,6 +14,9 @@
 #   ./run_tests.sh fuzz       # the fuzz tier (tests/fuzz/README.md)
 #   ./run_tests.sh upstream-tempest  # upstream tempest, unmodified
 #                             # (tools/upstream-tempest)
+#   ./run_tests.sh labvm      # ./lab.sh --vm from no VM, then the lab VM's
+#                             # tests (tests/labvm, docs/labvm.md); needs
+#                             # no lab on this machine
 #   ./run_tests.sh unit       # one tier (unit needs no root and no lab)
 #
 # It must work on a fresh Debian 12 machine as root: devstack/stack.sh
@@ -32,7 +35,9 @@ export MINISTACK_REQUIRE_LAB=${MINISTACK_REQUIRE_LAB:-1}
 tiers=("$@")
 # The single-host tiers first; multinode turns the lab into two hosts,
 # which upstream tempest then runs on (min_compute_nodes = 2).
-[ ${#tiers[@]} -gt 0 ] || tiers=(lint unit quickstart functional tempest security fuzz multinode upstream-tempest)
+# The labvm tier deploys its own lab, inside a VM: last, so its QEMU
+# (TCG: both cores) never runs beside the timing-sensitive tiers.
+[ ${#tiers[@]} -gt 0 ] || tiers=(lint unit quickstart functional tempest security fuzz multinode upstream-tempest labvm)
 
 needs_lab=0 quickstart=0
 for tier in "${tiers[@]}"; do
@@ -121,7 +126,10 @@ for tier in "${tiers[@]}"; do
         fuzz)       run_tier fuzz tests/fuzz ;;
         multinode)  run_tier multinode tests/multinode ;;
         upstream-tempest) tools/upstream-tempest ;;
-        *) echo "unknown tier $tier (lint, unit, quickstart, functional, tempest, security, fuzz, multinode, upstream-tempest)" >&2; exit 2 ;;
+        labvm)
+            # From no VM (the image is rebuilt only when stale).
+            MINISTACK_LABVM_FRESH=${MINISTACK_LABVM_FRESH:-1} run_tier labvm tests/labvm ;;
+        *) echo "unknown tier $tier (lint, unit, quickstart, functional, tempest, security, fuzz, multinode, upstream-tempest, labvm)" >&2; exit 2 ;;
     esac
 done
 # A unit tier started beside quickstart and not yet waited for.
