@@ -15,6 +15,7 @@ from oslo_log import log as logging
 import oslo_messaging
 
 from ministack import exception
+from ministack import library_behaviour
 
 DEFAULT_STATE_PATH = "/var/lib/ministack"
 
@@ -98,12 +99,11 @@ def set_messaging_defaults():
     * ``[oslo_messaging_rabbit] amqp_durable_queues = true`` (upstream's
       default is false): the compute's queue and the casts waiting in it
       outlive a broker restart, so a detach cast while the host is down
-      still runs when it is back. The option has no public setter, so the
-      default is set on oslo.messaging's own option objects.
+      still runs when it is back. The option has no public setter
+      (:func:`ministack.library_behaviour.durable_queues_by_default`).
     """
     oslo_messaging.set_transport_defaults(control_exchange="ministack")
-    from oslo_messaging._drivers import amqp as amqp_driver
-    cfg.set_defaults(amqp_driver.amqp_opts, amqp_durable_queues=True)
+    library_behaviour.durable_queues_by_default()
 
 
 def register_common_opts(conf):

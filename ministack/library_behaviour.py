@@ -12,12 +12,16 @@ changes it (rather than the daemons silently losing the setting).
   its tracing and metrics option groups, registered on the global
   ``cfg.CONF`` only (``oslo_messaging._tracing.client``,
   ``oslo_messaging._metrics.client``), but read from the transport's
-  own ConfigOpts on every call and cast.
+  own ConfigOpts on every call and cast; the default of
+  ``[oslo_messaging_rabbit] amqp_durable_queues``, set on its option
+  objects (``oslo_messaging._drivers.amqp.amqp_opts``: the public
+  ``oslo_messaging.opts.list_opts`` returns copies).
 """
 
 import importlib
 
 import futurist
+from oslo_config import cfg
 
 #: The oslo.messaging series the functions below were written against.
 OSLO_MESSAGING_SERIES = "18"
@@ -72,3 +76,10 @@ def register_messaging_opt_groups(conf):
         except (ImportError, AttributeError):
             continue  # an oslo.messaging without that feature
         conf.register_opts(opts, group=group)
+
+
+def durable_queues_by_default():
+    """``[oslo_messaging_rabbit] amqp_durable_queues`` defaults to true:
+    the compute's queue and the casts in it outlive a broker restart."""
+    amqp = importlib.import_module("oslo_messaging._drivers.amqp")
+    cfg.set_defaults(amqp.amqp_opts, amqp_durable_queues=True)

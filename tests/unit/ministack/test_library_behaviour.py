@@ -58,3 +58,18 @@ def test_messaging_opt_groups_are_only_on_the_global_conf():
     for _module, group in library_behaviour._MESSAGING_OPT_GROUPS:
         assert group in cfg.CONF
         assert group in conf
+
+
+def test_durable_queues_default_reaches_the_rabbit_group():
+    """The default set on oslo.messaging's option objects is the one a
+    daemon's conf sees once the rabbit driver registered its group."""
+    from ministack import config
+    conf = cfg.ConfigOpts()
+    config.register_common_opts(conf)
+    conf([], project="t")
+    transport = oslo_messaging.get_rpc_transport(
+        conf, url="rabbit://guest:guest@127.0.0.1:5672/")
+    try:
+        assert conf.oslo_messaging_rabbit.amqp_durable_queues is True
+    finally:
+        transport.cleanup()
