@@ -89,10 +89,12 @@ class RequestLog:
     def __init__(self, app, logger=None):
         self.app = app
         self.log = logger or LOG
+        # wsgi.server_body_limit reads the app's body limit on the
+        # outermost middleware: carried over, as the one thing it needs.
+        limit = getattr(app, "max_request_body_size", None)
+        if isinstance(limit, int):
+            self.max_request_body_size = limit
 
-    def __getattr__(self, name):
-        # wsgi.serve reads the app's body limit through the wrapper.
-        return getattr(self.app, name)
 
     def __call__(self, environ, start_response):
         started = time.monotonic()
