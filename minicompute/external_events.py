@@ -1,5 +1,6 @@
 """Server external events on the compute host (nova's
-``ComputeManager.external_instance_event``), a mixin of the manager.
+``ComputeManager.external_instance_event``), which the manager hands
+to :class:`ExternalEvents`.
 
 The only event served is ``volume-extended`` (compute 2.51): Cinder grew
 an attached volume, and the host makes the guest see it, as nova's
@@ -25,13 +26,20 @@ LOG = logging.getLogger(__name__)
 GiB = 1024 ** 3
 
 
-class ExternalEventsMixin:
-    """Needs the manager's ``load_instance``, ``_event``, ``driver`` and
-    ``volume_api``."""
+class ExternalEvents:
+    """Serves server external events on compute host ``host`` with its
+    virt ``driver``, its Cinder client ``volume_api``, and
+    ``load_instance`` (the manager's: an instance dict from its uuid)."""
 
-    def external_instance_event(self, ctxt, instances, events):
-        """RPC cast (1.5): handle ``events`` (dicts with ``name``,
-        ``server_uuid``, ``tag``, ``status``) for ``instances``."""
+    def __init__(self, host, driver, volume_api, load_instance):
+        self.host = host
+        self.driver = driver
+        self.volume_api = volume_api
+        self.load_instance = load_instance
+
+    def handle(self, ctxt, instances, events):
+        """Handle ``events`` (dicts with ``name``, ``server_uuid``,
+        ``tag``, ``status``) for ``instances``; errors are logged."""
         for event in events:
             if event.get("name") != "volume-extended":
                 LOG.debug("Ignoring event %s for %s", event.get("name"),
@@ -58,10 +66,12 @@ class ExternalEventsMixin:
         :raises NotImplementedError: the virt driver cannot.
         :raises InternalError: libvirt/QEMU refused the resize.
         """
-        with self._event(ctxt, "extend_volume", instance, volume_id), \
+        with utils.EventReporter(ctxt, "compute_extend_volume", self.host,
+                                 instance["uuid"],
+                                 subject="volume %s" % volume_id), \
                 utils.volume_lock(instance["uuid"], volume_id):
             try:
-                bdm = db_api.bdm_read_by_volume_and_instance(
+                bdm = db_api.bdm_get_by_volume_and_instance(
                     ctxt, volume_id, instance["uuid"])
             except exception.NotFound:
                 LOG.warning("Extend volume failed, volume %s is not "

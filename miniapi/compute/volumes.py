@@ -177,8 +177,8 @@ class VolumeOperations:
         :raises ComputeServiceUnavailable: the host is down (409).
         """
         volume = self.volume_api.get(ctxt, volume_id)
-        bdm = db_api.bdm_read_by_volume_and_instance(ctxt, volume_id,
-                                                     instance.uuid)
+        bdm = db_api.bdm_get_by_volume_and_instance(ctxt, volume_id,
+                                                    instance.uuid)
         if bdm.boot_index == 0:
             raise exception.InvalidVolume(
                 reason="Cannot detach a root device volume")

@@ -35,8 +35,7 @@ from minicompute.db.actions import (  # noqa: F401 (re-exported)
 from minicompute.db.bdms import (  # noqa: F401 (re-exported)
     bdm_create, bdm_destroy, bdm_get, bdm_get_all_by_instance,
     bdm_get_all_volumes, bdm_get_by_uuid, bdm_get_by_volume,
-    bdm_get_by_volume_and_instance, bdm_instances_of_volume, bdm_read,
-    bdm_read_by_volume_and_instance, bdm_update)
+    bdm_get_by_volume_and_instance, bdm_instances_of_volume, bdm_update)
 from minicompute.db.compute_nodes import (  # noqa: F401 (re-exported)
     compute_node_get, compute_node_get_all, compute_node_report)
 from minicompute.db.flavors import (  # noqa: F401 (re-exported)

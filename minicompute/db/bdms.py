@@ -3,11 +3,11 @@ records it (the compute host creates one per attach and soft-deletes it
 on detach).
 
 ``connection_info`` may be given as a dict to :func:`bdm_create` and
-:func:`bdm_update`; it is stored as JSON. The attach's and detach's hot
-paths read and write by prebuilt Core statements, no ORM load (the
-``bdm_read*`` functions, ``bdm_update(reload=False)``, ``bdm_destroy``).
-Part of ``minicompute.db.api``, which re-exports every public
-function here.
+:func:`bdm_update`; it is stored as JSON. Every read is one prebuilt Core
+select whose rows become model objects in no session (``rows.unbound``):
+no ORM load, one read path. Change a row with :func:`bdm_update` or
+:func:`bdm_destroy`, never through a session. Part of
+``minicompute.db.api``, which re-exports every public function here.
 """
 
 import json
@@ -21,13 +21,20 @@ from minicompute.db import models
 from minicompute.db.rows import json_friendly as _json_friendly
 from minicompute.db.rows import unbound as _unbound
 from minicompute.db.session import begin as _begin
-from minicompute.db.session import scope as _scope
 
 _BDMS = models.BlockDeviceMapping.__table__
 
 
-def _bdm_query(session):
-    return session.query(models.BlockDeviceMapping).filter_by(deleted=0)
+def _read_one(statement, params):
+    with _begin() as conn:
+        row = conn.execute(statement, params).one_or_none()
+    return None if row is None else _unbound(models.BlockDeviceMapping, row)
+
+
+def _read_all(statement, params=None):
+    with _begin() as conn:
+        rows = conn.execute(statement, params or {}).all()
+    return [_unbound(models.BlockDeviceMapping, row) for row in rows]
 
 
 def bdm_create(ctxt, values):
@@ -49,56 +56,31 @@ def bdm_create(ctxt, values):
     return models.BlockDeviceMapping(**row)
 
 
+_LIVE = sa.select(_BDMS).where(_BDMS.c.deleted == 0)
+_BDM_BY_ID = _LIVE.where(_BDMS.c.id == sa.bindparam("b_id"))
+_BDM_BY_UUID = _LIVE.where(_BDMS.c.uuid == sa.bindparam("b_uuid"))
+_BDM_BY_VOLUME_AND_INSTANCE = (
+    _LIVE.where(_BDMS.c.volume_id == sa.bindparam("b_volume_id"),
+                _BDMS.c.instance_uuid == sa.bindparam("b_instance_uuid"))
+    .order_by(_BDMS.c.id.desc()).limit(1))
+_BDMS_OF_VOLUME = (
+    _LIVE.where(_BDMS.c.volume_id == sa.bindparam("b_volume_id"))
+    .order_by(_BDMS.c.id))
+_BDMS_OF_VOLUMES = (
+    _LIVE.where(_BDMS.c.destination_type == "volume",
+                _BDMS.c.volume_id.isnot(None))
+    .order_by(_BDMS.c.id))
+
+
 def bdm_get(ctxt, bdm_id):
-    """The live BDM with primary key ``bdm_id``.
+    """The live BDM with primary key ``bdm_id``, in no session.
 
     :raises BDMNotFound:
     """
-    with _scope() as session:
-        bdm = _bdm_query(session).filter_by(id=bdm_id).one_or_none()
+    bdm = _read_one(_BDM_BY_ID, {"b_id": bdm_id})
     if bdm is None:
         raise exception.BDMNotFound(id=bdm_id)
     return bdm
-
-
-_BDM_BY_ID = sa.select(_BDMS).where(_BDMS.c.id == sa.bindparam("b_id"),
-                                     _BDMS.c.deleted == 0)
-_BDM_BY_VOLUME_AND_INSTANCE = (
-    sa.select(_BDMS)
-    .where(_BDMS.c.volume_id == sa.bindparam("b_volume_id"),
-           _BDMS.c.instance_uuid == sa.bindparam("b_instance_uuid"),
-           _BDMS.c.deleted == 0)
-    .order_by(_BDMS.c.id.desc()).limit(1))
-
-
-def bdm_read(ctxt, bdm_id):
-    """:func:`bdm_get` as a read-only Core row (the columns as
-    attributes), by one prebuilt select and no ORM load: the compute
-    host's attach. Update it with :func:`bdm_update`.
-
-    :raises BDMNotFound:
-    """
-    with _begin() as conn:
-        row = conn.execute(_BDM_BY_ID, {"b_id": bdm_id}).one_or_none()
-    if row is None:
-        raise exception.BDMNotFound(id=bdm_id)
-    return row
-
-
-def bdm_read_by_volume_and_instance(ctxt, volume_id, instance_uuid):
-    """:func:`bdm_get_by_volume_and_instance` as a read-only Core row
-    (the compute host's detach).
-
-    :raises VolumeBDMNotFound:
-    """
-    with _begin() as conn:
-        row = conn.execute(_BDM_BY_VOLUME_AND_INSTANCE, {
-            "b_volume_id": volume_id,
-            "b_instance_uuid": instance_uuid}).one_or_none()
-    if row is None:
-        raise exception.VolumeBDMNotFound(volume_id=volume_id,
-                                          instance_uuid=instance_uuid)
-    return row
 
 
 def bdm_get_by_uuid(ctxt, uuid):
@@ -106,8 +88,7 @@ def bdm_get_by_uuid(ctxt, uuid):
 
     :raises BDMNotFound:
     """
-    with _scope() as session:
-        bdm = _bdm_query(session).filter_by(uuid=uuid).one_or_none()
+    bdm = _read_one(_BDM_BY_UUID, {"b_uuid": uuid})
     if bdm is None:
         raise exception.BDMNotFound(id=uuid)
     return bdm
@@ -118,10 +99,8 @@ def bdm_get_by_volume_and_instance(ctxt, volume_id, instance_uuid):
 
     :raises VolumeBDMNotFound: the volume is not attached to the instance.
     """
-    with _scope() as session:
-        bdm = _bdm_query(session).filter_by(
-            volume_id=volume_id, instance_uuid=instance_uuid).order_by(
-            models.BlockDeviceMapping.id.desc()).first()
+    bdm = _read_one(_BDM_BY_VOLUME_AND_INSTANCE, {
+        "b_volume_id": volume_id, "b_instance_uuid": instance_uuid})
     if bdm is None:
         raise exception.VolumeBDMNotFound(volume_id=volume_id,
                                           instance_uuid=instance_uuid)
@@ -130,9 +109,7 @@ def bdm_get_by_volume_and_instance(ctxt, volume_id, instance_uuid):
 
 def bdm_get_by_volume(ctxt, volume_id):
     """Every live BDM of ``volume_id`` (several when multiattached)."""
-    with _scope() as session:
-        return _bdm_query(session).filter_by(volume_id=volume_id).order_by(
-            models.BlockDeviceMapping.id).all()
+    return _read_all(_BDMS_OF_VOLUME, {"b_volume_id": volume_id})
 
 
 _BDM_INSTANCES_OF_VOLUME = (
@@ -159,22 +136,15 @@ _BDMS_OF_INSTANCE = (
 
 
 def bdm_get_all_by_instance(ctxt, instance_uuid):
-    """Every live BDM of ``instance_uuid``, in creation order, in no
-    session (one prebuilt select: every reserve reads them)."""
-    with _begin() as conn:
-        rows = conn.execute(_BDMS_OF_INSTANCE,
-                            {"b_instance_uuid": instance_uuid}).all()
-    return [_unbound(models.BlockDeviceMapping, row) for row in rows]
+    """Every live BDM of ``instance_uuid``, in creation order (every
+    reserve reads them)."""
+    return _read_all(_BDMS_OF_INSTANCE, {"b_instance_uuid": instance_uuid})
 
 
 def bdm_get_all_volumes(ctxt):
     """Every live BDM of a Cinder volume, of every instance, in id order
     (``ministack-audit``'s nova ledger)."""
-    with _scope() as session:
-        return _bdm_query(session).filter(
-            models.BlockDeviceMapping.destination_type == "volume",
-            models.BlockDeviceMapping.volume_id.isnot(None)).order_by(
-            models.BlockDeviceMapping.id).all()
+    return _read_all(_BDMS_OF_VOLUMES)
 
 
 def bdm_update(ctxt, bdm_id, values, reload=True):

@@ -24,6 +24,7 @@ from minicompute.virt import device_names
 from minicompute.virt import driver
 from minicompute.virt.libvirt import config
 from minicompute.virt.libvirt import console
+from minicompute.virt.libvirt import detach
 from minicompute.virt.libvirt import guest_agent
 from minicompute.virt.libvirt import host_connector
 from minicompute.virt.libvirt import host as libvirt_host
@@ -31,16 +32,14 @@ from minicompute.virt.libvirt import initiator
 from minicompute.virt.libvirt import instance_files
 from minicompute.virt.libvirt import node
 from minicompute.virt.libvirt import reboot as reboot_mod
-from minicompute.virt.libvirt import resize
 from minicompute.virt.libvirt.volume import iscsi
 from minicompute.virt.libvirt.volume import local
 from ministack import executor
-from ministack.trace.profiler import span
 
 LOG = logging.getLogger(__name__)
 
 
-class LibvirtDriver(resize.ResizeMixin, driver.ComputeDriver):
+class LibvirtDriver(driver.ComputeDriver):
     supports_multiattach = True
 
     def __init__(self, conf, host=None):
@@ -49,6 +48,7 @@ class LibvirtDriver(resize.ResizeMixin, driver.ComputeDriver):
         self._initiator_iqn = None
         self._connector = None
         self._volume_drivers = None
+        self._detacher = detach.DiskDetacher(self.host, conf)
 
     # -- start-up -
 
@@ -257,69 +257,18 @@ class LibvirtDriver(resize.ResizeMixin, driver.ComputeDriver):
         guest = self.host.get_guest(instance["name"])
         vol_driver = self._volume_driver(connection_info)
         dev = device_names.strip_dev(mountpoint)
-        self._detach_with_retry(guest, dev)
+        self._detacher.detach(guest, dev)
         vol_driver.disconnect_volume(
             connection_info, instance,
             still_used=self._still_used(vol_driver, connection_info, guest))
 
-    def _detach_with_retry(self, guest, dev):
-        """Detach ``dev`` from the live guest, then from its config.
-
-        Live first: if the guest refuses, the persistent definition still
-        matches what runs, and the volume (rolled back to in-use) is
-        consistent everywhere.
-
-        :raises DiskNotFound: neither the live guest nor its config has it.
-        :raises DeviceDetachFailed: still attached after every attempt.
-        """
-        live = guest.get_disks() if guest.is_active() else {}
-        persistent = guest.get_disks(inactive=True)
-        if dev not in live and dev not in persistent:
-            raise exception.DiskNotFound(location=dev)
-        if dev in live:
-            self._detach_live(guest, dev, live[dev])
-        if dev in persistent:
-            xml = config.to_xml(persistent[dev])
-            try:
-                guest.detach_device(xml, persistent=True, live=False)
-            except exception.DeviceNotFound:
-                pass
-
-    def _detach_live(self, guest, dev, disk):
-        attempts = self.conf.libvirt.device_detach_attempts
-        timeout = self.conf.libvirt.device_detach_timeout
-        alias_el = disk.find("alias")
-        alias = alias_el.get("name") if alias_el is not None else None
-        xml = config.to_xml(disk)
-        for attempt in range(1, attempts + 1):
-            waiter = self.host.expect_removal(guest.uuid, alias)
-            try:
-                LOG.debug("Detaching %s (%s) from %s, attempt %d/%d", dev,
-                          alias, guest.name, attempt, attempts)
-                try:
-                    guest.detach_device(xml, persistent=False, live=True)
-                except exception.DeviceNotFound:
-                    return
-                details = {"alias": alias, "attempt": attempt,
-                           "timeout": timeout}
-                with span("guest", "LIBRARY", "guest releases %s" % dev,
-                          actor="guest", details=details) as sp:
-                    result = waiter.wait(timeout)
-                    if not result:
-                        sp.set(error="the guest did not release %s "
-                               "within %ss" % (dev, timeout))
-            finally:
-                self.host.forget_removal(guest.uuid, alias)
-            if result or dev not in guest.get_disks():
-                LOG.info("Device %s removed from %s after %d attempt(s)",
-                         dev, guest.name, attempt)
-                return
-            LOG.warning("Guest %s did not release %s within %ss (attempt "
-                        "%d/%d)", guest.name, dev, timeout, attempt,
-                        attempts)
-        raise exception.DeviceDetachFailed(
-            device=dev, reason="the guest did not release it after %d "
-            "attempts of %ss" % (attempts, timeout))
+    def extend_volume(self, ctxt, connection_info, instance, new_size,
+                      mountpoint):
+        """Grow the volume's disk in the running guest
+        (``Guest.resize_disk``); for QEMU's network disks, as nova's net
+        volume driver, there is nothing to do on the host first."""
+        guest = self.host.get_guest(instance["name"])
+        guest.resize_disk(device_names.strip_dev(mountpoint), new_size)
 
     def get_attached_devices(self, instance):
         return sorted(self.host.get_guest(instance["name"]).get_disks())
@@ -363,7 +312,7 @@ class LibvirtDriver(resize.ResizeMixin, driver.ComputeDriver):
         disks = guest.get_disks(inactive=True)
         disks.update(guest.get_disks() if guest.is_active() else {})
         disk = disks.get(dev)
-        self._detach_with_retry(guest, dev)
+        self._detacher.detach(guest, dev)
         source = disk.find("source") if disk is not None else None
         secret = disk.find("source/auth/secret") if disk is not None \
             else None

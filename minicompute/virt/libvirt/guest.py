@@ -148,3 +148,31 @@ class Guest:
                 raise exception.DeviceNotFound(device=self.name)
             raise exception.DeviceDetachFailed(
                 device=self.name, reason=exc.get_error_message())
+
+    def resize_disk(self, target_dev, new_size):
+        """Grow disk ``target_dev`` (``vdb``) to ``new_size`` bytes, live
+        (virDomainBlockResize, nova's ``BlockDevice.resize``).
+
+        QEMU re-reads a network disk's LUN capacity on ``block_resize``
+        and refuses a size the LUN does not report yet ("Cannot grow
+        iSCSI devices"); virtio-blk then tells the guest kernel. A guest
+        that is not running has nothing to resize: its next boot reads
+        the LUN's size.
+
+        :returns: True when the running guest was resized.
+        :raises DiskNotFound: the guest has no such disk.
+        :raises InternalError: libvirt (or QEMU) refused.
+        """
+        if self.get_power_state() not in (power_state.RUNNING,
+                                          power_state.PAUSED):
+            return False
+        if target_dev not in self.get_disks():
+            raise exception.DiskNotFound(location=target_dev)
+        with span("libvirt", "LIBRARY", "virDomainBlockResize",
+                  actor="libvirt", details=lambda: {
+                      "domain": self.name, "disk": target_dev,
+                      "bytes": new_size}):
+            self._call("block resize of %s" % target_dev,
+                       self._domain.blockResize, target_dev, int(new_size),
+                       libvirt.VIR_DOMAIN_BLOCK_RESIZE_BYTES)
+        return True

@@ -1,14 +1,11 @@
-"""What an attach and a detach cost the compute host, pinned structurally
-(issue 16: minicompute's CPU per attach): the SQL statements each runs,
-the guests' XML a detach does not need, and the environment the Cinder
-client's HTTP session no longer scans per request.
+"""What an attach and a detach cost the compute host, pinned by
+behaviour and counts: the number of SQL statements each runs on the nova
+database, the guests' XML a detach does not need, and one read path for
+BDM rows.
 
-Statement lists, never timings: each entry is the statement's verb and
-table, in order.
+Counts, never timings and never the statements' text: how a read is
+written may change; that an attach stays within its budget may not.
 """
-
-import re
-import ssl
 
 import pytest
 import sqlalchemy as sa
@@ -16,34 +13,16 @@ import sqlalchemy as sa
 from minicompute import exception
 from minicompute.db import api as db_api
 from minicompute.db import models
-from minicompute.volume import cinder_http
 from minicompute.virt.libvirt import driver as libvirt_driver
 from ministack import context
 from tests.support import sql_statements
 from tests.unit.minicompute.manager_flow import action_events
 
-_TABLE = re.compile(r"\b(?:FROM|INTO|UPDATE)\s+(\w+)", re.IGNORECASE)
-
-
-# The host's statements for an attach, and the same for a detach: the
-# instance, the event's start (the request's action, the event, the
-# action's updated_at), the BDM, its write, the event's finish.
-HOST_STATEMENTS = [
-    ("SELECT", "instances"),
-    ("SELECT", "instance_actions"),
-    ("INSERT", "instance_actions_events"),
-    ("UPDATE", "instance_actions"),
-    ("SELECT", "block_device_mapping"),
-    ("UPDATE", "block_device_mapping"),
-    ("UPDATE", "instance_actions_events"),
-    ("UPDATE", "instance_actions"),
-]
-
-
-def verbs_and_tables(seen):
-    """``[(verb, table)]`` of recorded statements."""
-    return [(statement.split(None, 1)[0].upper(),
-             _TABLE.search(statement).group(1)) for statement in seen]
+# Statements the host runs on the nova database for one attach, and the
+# same for one detach: the instance, the event's start (the request's
+# action, the event, the action's updated_at), the BDM, its write, the
+# event's finish (by the row its start returned).
+HOST_STATEMENTS = 8
 
 
 def test_attach_and_detach_statements(ctxt, stack, server, nova_db):
@@ -51,7 +30,8 @@ def test_attach_and_detach_statements(ctxt, stack, server, nova_db):
     the event, the action's updated_at), the BDM, its connection_info,
     the event's finish by the row its start returned (no second look-up
     of the action and the event). The detach likewise, its BDM
-    soft-deleted in one UPDATE (no load first). Before: 11 each."""
+    soft-deleted in one UPDATE (no load first): at most
+    ``HOST_STATEMENTS`` statements each."""
     _, client, driver, volume_api = stack
     vid = volume_api.add_volume()
     vol = volume_api.get(ctxt, vid)
@@ -64,7 +44,7 @@ def test_attach_and_detach_statements(ctxt, stack, server, nova_db):
     with sql_statements.recorded_on([nova_db]) as attach:
         client.attach_volume(ctxt, server, bdm)
     assert volume_api.status(vid) == "in-use"
-    assert verbs_and_tables(attach) == HOST_STATEMENTS
+    assert 0 < len(attach) <= HOST_STATEMENTS, attach
 
     volume_api.begin_detaching(ctxt, vid)
     dctxt = context.RequestContext(user_id="u1", project_id="p1")
@@ -72,7 +52,7 @@ def test_attach_and_detach_statements(ctxt, stack, server, nova_db):
     with sql_statements.recorded_on([nova_db]) as detach:
         client.detach_volume(dctxt, server, vid, bdm["attachment_id"])
     assert volume_api.status(vid) == "available"
-    assert verbs_and_tables(detach) == HOST_STATEMENTS
+    assert 0 < len(detach) <= HOST_STATEMENTS, detach
     # What the statements wrote reads back as before.
     events = {e.event: e for e in action_events(ctxt, server)}
     for name in ("compute_attach_volume", "compute_detach_volume"):
@@ -156,117 +136,11 @@ def test_still_used_scans_guests_only_for_multiattach(conf):
                            me) is True
 
 
-_ENV_KEYS = ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "http_proxy",
-             "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "no_proxy",
-             "NO_PROXY", "all_proxy", "ALL_PROXY", "NETRC")
-
-
-@pytest.fixture
-def home(monkeypatch, tmp_path):
-    """An empty home (no netrc file) and no proxy or CA variables."""
-    for key in _ENV_KEYS:
-        monkeypatch.delenv(key, raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path))
-    return tmp_path
-
-
-@pytest.mark.parametrize("env,cafile", [
-    ({}, None), ({"REQUESTS_CA_BUNDLE": "/etc/a.pem"}, "/etc/a.pem"),
-    ({"CURL_CA_BUNDLE": "/b.pem"}, "/b.pem"),
-    ({"REQUESTS_CA_BUNDLE": "/etc/a.pem", "CURL_CA_BUNDLE": "/b.pem"},
-     "/etc/a.pem")])
-def test_cinder_http_transport_reads_the_ca_bundle_once(monkeypatch, home,
-                                                        env, cafile):
-    """The Cinder transport takes the CA bundle from the variables
-    requests read (REQUESTS_CA_BUNDLE first), once, when it is made; a
-    later change of the environment is not looked at."""
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    transport = cinder_http.Transport()
-    monkeypatch.setenv("REQUESTS_CA_BUNDLE", "/changed.pem")
-    assert transport.cafile == cafile
-
-
-def test_cinder_http_transport_verifies_https_with_one_context(monkeypatch,
-                                                               home):
-    """https to Cinder verifies the certificate and the host name, with
-    one SSL context made for the process' first https connection (not
-    one per request)."""
-    made = []
-    real = ssl.create_default_context
-
-    def create_default_context(cafile=None):
-        made.append(cafile)
-        return real()
-
-    monkeypatch.setattr(ssl, "create_default_context",
-                        create_default_context)
-    transport = cinder_http.Transport(environ={"CURL_CA_BUNDLE": "/b.pem"})
-    first = transport._connect("https", "cinder.invalid", 8776, 5)
-    second = transport._connect("https", "cinder.invalid", 8776, 5)
-    assert made == ["/b.pem"]
-    assert first._context is second._context
-    assert first._context.verify_mode == ssl.CERT_REQUIRED
-    assert first._context.check_hostname
-
-
-def test_cinder_http_transport_ignores_proxies_netrc_and_environ(
-        monkeypatch, home):
-    """Proxy variables and a netrc file change nothing (the transport
-    connects directly and sends no netrc credentials), and a request does
-    not read the environment at all."""
-    import http.server
-    import os
-    import threading
-
-    seen = []
-
-    class Cinder(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def do_GET(self):
-            seen.append((self.requestline, dict(self.headers)))
-            self.send_response(200)
-            self.send_header("Connection", "close")    # one request
-            self.send_header("Content-Length", "2")
-            self.end_headers()
-            self.wfile.write(b"{}")
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.HTTPServer(("127.0.0.1", 0), Cinder)
-    thread = threading.Thread(target=server.handle_request, daemon=True)
-    thread.start()
-    (home / ".netrc").write_text(
-        "machine 127.0.0.1 login nova password secret\n")
-    (home / ".netrc").chmod(0o600)
-    for key in ("http_proxy", "HTTP_PROXY", "all_proxy"):
-        monkeypatch.setenv(key, "http://proxy.invalid:3128")
-    transport = cinder_http.Transport()
-
-    class Unread(dict):
-        def __getitem__(self, key):
-            raise AssertionError("the environment was read per request")
-        get = __contains__ = keys = items = __iter__ = __getitem__
-
-    monkeypatch.setattr(os, "environ", Unread())
-    url = "http://127.0.0.1:%d/v3/p/volumes/v1" % server.server_port
-    resp = transport.request("GET", url, {"Accept": "application/json"},
-                             timeout=10)
-    monkeypatch.undo()
-    thread.join(10)
-    server.server_close()
-    assert resp.status == 200 and resp.json() == {}
-    (line, headers), = seen
-    assert line == "GET /v3/p/volumes/v1 HTTP/1.1"
-    assert "Authorization" not in headers
-
-
-def test_core_reads_match_the_orm_reads(ctxt, admin_ctxt, instance):
-    """The compute host's Core reads give what the ORM reads gave: the
-    instance's dict as it crosses RPC, the BDM's columns; the same
-    project scoping and not-found errors."""
+def test_core_reads_of_an_instance_match_the_orm(ctxt, admin_ctxt,
+                                                instance):
+    """The compute host's Core read of an instance gives what the ORM
+    read gives: its dict as it crosses RPC, the same project scoping and
+    not-found error."""
     assert db_api.instance_get_dict(ctxt, instance.uuid) == \
         db_api.to_dict(db_api.instance_get(ctxt, instance.uuid))
     assert db_api.instance_get_dict(admin_ctxt, instance.uuid)["name"] == \
@@ -274,21 +148,42 @@ def test_core_reads_match_the_orm_reads(ctxt, admin_ctxt, instance):
     other = context.RequestContext(user_id="u2", project_id="p2")
     with pytest.raises(exception.InstanceNotFound):
         db_api.instance_get_dict(other, instance.uuid)
+
+
+def test_every_bdm_read_gives_the_same_row(ctxt, instance, nova_db):
+    """Each way to find a BDM (by id, uuid, volume and instance, volume,
+    instance, every volume's) gives the same columns, in no session, in
+    one statement; a soft-deleted BDM is found by none of them."""
     bdm = db_api.bdm_create(ctxt, {
         "instance_uuid": instance.uuid, "volume_id": "v1",
-        "device_name": "/dev/vdb", "connection_info": {"serial": "v1"}})
-    orm = db_api.bdm_get(ctxt, bdm.id)
-    for row in (db_api.bdm_read(ctxt, bdm.id),
-                db_api.bdm_read_by_volume_and_instance(ctxt, "v1",
-                                                       instance.uuid)):
-        assert {c.name: getattr(row, c.name)
-                for c in orm.__table__.columns} == \
-            {c.name: getattr(orm, c.name) for c in orm.__table__.columns}
+        "device_name": "/dev/vdb", "connection_info": {"serial": "v1"},
+        "source_type": "volume", "destination_type": "volume"})
+    expected = _columns(bdm)
+    reads = [
+        lambda: db_api.bdm_get(ctxt, bdm.id),
+        lambda: db_api.bdm_get_by_uuid(ctxt, bdm.uuid),
+        lambda: db_api.bdm_get_by_volume_and_instance(ctxt, "v1",
+                                                      instance.uuid),
+        lambda: db_api.bdm_get_by_volume(ctxt, "v1")[0],
+        lambda: db_api.bdm_get_all_by_instance(ctxt, instance.uuid)[0],
+        lambda: db_api.bdm_get_all_volumes(ctxt)[0],
+    ]
+    for read in reads:
+        with sql_statements.recorded_on([nova_db]) as seen:
+            row = read()
+        assert len(seen) == 1, seen
+        assert _columns(row) == expected
+        assert sa.inspect(row).session is None
     db_api.bdm_destroy(ctxt, bdm.id)
     with pytest.raises(exception.BDMNotFound):
-        db_api.bdm_read(ctxt, bdm.id)
+        db_api.bdm_get(ctxt, bdm.id)
+    with pytest.raises(exception.BDMNotFound):
+        db_api.bdm_get_by_uuid(ctxt, bdm.uuid)
     with pytest.raises(exception.VolumeBDMNotFound):
-        db_api.bdm_read_by_volume_and_instance(ctxt, "v1", instance.uuid)
+        db_api.bdm_get_by_volume_and_instance(ctxt, "v1", instance.uuid)
+    assert db_api.bdm_get_by_volume(ctxt, "v1") == []
+    assert db_api.bdm_get_all_by_instance(ctxt, instance.uuid) == []
+    assert db_api.bdm_get_all_volumes(ctxt) == []
 
 
 def _columns(row):
@@ -296,11 +191,10 @@ def _columns(row):
             for c in models.BlockDeviceMapping.__table__.columns}
 
 
-def test_core_writes_match_the_orm_reads(ctxt, instance):
+def test_bdm_writes_match_what_a_read_gives(ctxt, instance):
     """The BDM a Core INSERT creates (the model's defaults filled in
-    without reading it back), the BDMs of an instance and the BDM an
-    update reloads, all by Core statements, are what the ORM's query
-    (bdm_get) loads; an update that does not reload returns the columns
+    without reading it back) and the BDM an update reloads are what
+    bdm_get reads; an update that does not reload returns the columns
     it wrote, which complete the row the caller holds."""
     bdm = db_api.bdm_create(ctxt, {
         "instance_uuid": instance.uuid, "volume_id": "v1",
