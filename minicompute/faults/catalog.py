@@ -80,7 +80,7 @@ FAULTS = (
         DETACH_REFUSED, "detach",
         "detach: the guest refuses to release the disk",
         "The compute host pauses the guest (virsh suspend) so it cannot "
-        "answer the unplug; _detach_with_retry() asks again until its "
+        "answer the unplug; DiskDetacher.detach() asks again until its "
         "attempts run out (DeviceDetachFailed). The host then resumes "
         "the guest and, if the unplug it was sent while paused lands, "
         "plugs the disk back.",
