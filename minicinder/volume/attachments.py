@@ -186,7 +186,7 @@ class AttachmentAPI:
         """Export the volume to ``connector`` and return the attachment with
         its ``connection_info``.
 
-        Reads (issue 16): the attachment's volume id (to take its lock),
+        Reads: the attachment's volume id (to take its lock),
         then under the lock one select of everything the checks, the mode
         and the export need (:func:`handshake_db.attachment_for_connect`);
         the write transaction compare-and-swaps both rows and reads back

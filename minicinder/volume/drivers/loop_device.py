@@ -9,8 +9,8 @@ holds it open and a guest writes through it. ``losetup`` cannot do that
 file's size, which the limit caps), but the kernel can: the same
 ``LOOP_SET_STATUS64`` ioctl ``losetup`` uses at set-up, with a larger
 ``lo_sizelimit``, changes the device's capacity live (Linux re-sizes it
-in ``loop_set_status``; measured here on 6.18 under a running write,
-issue 29). It answers EAGAIN when pages were dirtied meanwhile; that is
+in ``loop_set_status``; tried here on 6.18 under a running write).
+It answers EAGAIN when pages were dirtied meanwhile; that is
 retried.
 
 This is the one ioctl minicinder makes itself; every other change goes

@@ -19,7 +19,7 @@ the driver re-creates exports at start-up (``ensure_export``).
 Every command goes through the injected ``execute`` with an argv list:
 in the service, :func:`minicinder.volume.targets.tgtd_socket.execute`, which
 sends the request tgtadm would to tgtd's management socket without
-starting a process (issue 16); ``ministack.executor.execute`` runs the
+starting a process; ``ministack.executor.execute`` runs the
 real ``tgtadm`` the same argv asks for. The creation of a CHAP account
 never takes argv: its password would show in ``/proc/<pid>/cmdline``,
 so it is always a socket request of its own

@@ -11,9 +11,8 @@ port>`` (root-only; tgtd also refuses changes from a peer that is not
 root).
 
 Then for every other request (:func:`execute`): an attach made seven
-``tgtadm`` processes, ~2 ms each on the attachment update's critical
-path and ~0.2 core-seconds of the 4x8 attach-all on the 2-core lab
-(issue 16). :func:`execute` takes the same argv the executor would run
+``tgtadm`` processes, each on the attachment update's critical path.
+:func:`execute` takes the same argv the executor would run
 (``tgtadm --lld iscsi --mode target --op new --tid 1 ...``) and sends
 the request tgtadm would, byte for byte (each kind checked against
 ``strace`` of tgtadm 1.0.85), so :mod:`minicinder.volume.targets.tgt` reads the
