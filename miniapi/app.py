@@ -21,16 +21,6 @@ import re
 
 import flask
 
-from minicompute import rpcapi as compute_rpcapi_mod
-from minicompute.volume import cinder
-from ministack import config as ms_config
-from ministack import db
-from ministack import exception as ms_exception
-from ministack import rpc
-from ministack import wsgi
-from ministack.trace import middleware as trace_middleware
-from ministack.trace import profiler as trace_profiler
-from minicompute.db import api as db_api
 from miniapi.api import aggregates
 from miniapi.api import availability_zones
 from miniapi.api import console_output  # noqa: F401 (registers its action)
@@ -55,6 +45,16 @@ from miniapi.api import volume_attachments
 from miniapi.api import volumes
 from miniapi.compute import api as compute_api
 from miniapi.compute import faults as compute_faults
+from minicompute import rpcapi as compute_rpcapi_mod
+from minicompute.db import api as db_api
+from minicompute.volume import cinder
+from ministack import config as ms_config
+from ministack import db
+from ministack import exception as ms_exception
+from ministack import rpc
+from ministack import wsgi
+from ministack.trace import middleware as trace_middleware
+from ministack.trace import profiler as trace_profiler
 
 # First path segments after /v2.1/ that are collections, not project ids.
 COLLECTIONS = ("servers", "flavors", "os-services", "images", "limits",

@@ -5,10 +5,10 @@ flavors when the table is empty. It is idempotent, so devstack's
 ``init_miniapi`` and the daemon's start-up may both call it.
 """
 
-from ministack import context as ms_context
-from ministack import db
 from minicompute import db as nova_db
 from minicompute.db import api as db_api
+from ministack import context as ms_context
+from ministack import db
 
 # devstack's flavors (nova's create_flavors in lib/nova): small enough for
 # TCG guests on a 2-core box; m1.nano is what tempest uses.

@@ -14,10 +14,10 @@ the compute API: images are public, any authenticated caller sees them.
 
 import flask
 
-from ministack import exception
-from ministack import wsgi
 from miniapi import side_app
 from miniapi.compute import images
+from ministack import exception
+from ministack import wsgi
 
 bp = flask.Blueprint("image_api", __name__)
 

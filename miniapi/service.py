@@ -25,16 +25,16 @@ import logging
 import socket
 import threading
 
+from miniapi import app as app_mod
+from miniapi import db_setup
+from miniapi import image_api
+from miniapi import network_api
 from ministack import config as ms_config
 from ministack import db
 from ministack import exception
 from ministack import rpc
 from ministack import service
 from ministack import wsgi
-from miniapi import app as app_mod
-from miniapi import db_setup
-from miniapi import image_api
-from miniapi import network_api
 
 LOG = logging.getLogger(__name__)
 

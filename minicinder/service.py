@@ -16,10 +16,10 @@ from minicinder.db import session as db_session
 from minicinder.volume import actions as volume_actions
 from minicinder.volume import api as volume_api
 from minicinder.volume import attachments as attachment_api
-from minicinder.volume.drivers import fake as fake_driver
 from minicinder.volume import locks as volume_locks
 from minicinder.volume import manager as volume_manager
 from minicinder.volume import service_record
+from minicinder.volume.drivers import fake as fake_driver
 from ministack import config
 from ministack import exception as ms_exception
 from ministack import service

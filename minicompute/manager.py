@@ -15,8 +15,8 @@ class from ``minicompute.exception`` and this host's log stays free of
 tracebacks for them.
 """
 
-import oslo_messaging as messaging
 from oslo_log import log as logging
+import oslo_messaging as messaging
 from oslo_utils import excutils
 
 from minicompute import exception
@@ -26,13 +26,13 @@ from minicompute import rpcapi
 from minicompute import task_states
 from minicompute import utils
 from minicompute import vm_states
-from minicompute.virt import block_device
+from minicompute.db import api as db_api
 from minicompute.faults import points as fault_points
+from minicompute.virt import block_device
 from minicompute.virt import device_names
 from ministack import db
-from ministack import rpc
 from ministack import exception as ms_exception
-from minicompute.db import api as db_api
+from ministack import rpc
 
 LOG = logging.getLogger(__name__)
 

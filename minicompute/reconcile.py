@@ -34,14 +34,14 @@ from oslo_log import log as logging
 
 from minicompute import exception
 from minicompute import utils
+from minicompute.db import api as db_api
+from minicompute.db import models
+from minicompute.db.session import scope
 from ministack import context as ms_context
 from ministack import db
 from ministack.ledgers import checks
 from ministack.ledgers import repairs
 from ministack.ledgers import snapshot
-from minicompute.db import api as db_api
-from minicompute.db import models
-from minicompute.db.session import scope
 
 LOG = logging.getLogger(__name__)
 

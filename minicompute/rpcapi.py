@@ -16,8 +16,8 @@ state.
 import oslo_messaging as messaging
 
 from minicompute import exception
-from ministack import rpc
 from minicompute.db import api as db_api
+from ministack import rpc
 
 # The topic every compute host listens on; the server name is its
 # ``[DEFAULT] host``, so a message reaches exactly one host.

@@ -22,13 +22,14 @@ one dictionary lookup; a restarted host has nothing armed.
 
 import threading
 
-import oslo_messaging as messaging
 from oslo_log import log as logging
+import oslo_messaging as messaging
 
 from minicompute import manager
 from minicompute import reconcile
 from minicompute import resource_tracker
 from minicompute import rpcapi
+from minicompute.db import api as db_api
 from minicompute.faults import endpoint as fault_endpoint
 from minicompute.faults import points as fault_points
 from minicompute.faults import registry as fault_registry
@@ -38,7 +39,6 @@ from ministack import context
 from ministack import db
 from ministack import rpc
 from ministack.trace import profiler as trace_profiler
-from minicompute.db import api as db_api
 
 LOG = logging.getLogger(__name__)
 

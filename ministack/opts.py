@@ -1,6 +1,7 @@
 """Options every daemon shares, for oslo-config-generator."""
 
-from ministack import config, rpc
+from ministack import config
+from ministack import rpc
 
 
 def list_opts():

@@ -17,8 +17,8 @@ import functools
 import inspect
 import threading
 
-import oslo_messaging as messaging
 from oslo_config import cfg
+import oslo_messaging as messaging
 from osprofiler import profiler
 
 from ministack import context as ms_context

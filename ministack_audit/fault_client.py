@@ -17,10 +17,10 @@ import os
 import re
 import urllib.parse
 
-import yaml
 from keystoneauth1 import exceptions as ks_exceptions
 from keystoneauth1 import session as ks_session
 from keystoneauth1.identity import v3
+import yaml
 
 DEFAULT_CLOUD = "ministack-admin"
 CLOUDS_YAML = ("clouds.yaml", "~/.config/openstack/clouds.yaml",

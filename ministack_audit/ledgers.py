@@ -29,8 +29,8 @@ import contextlib
 import json
 import os
 
-import sqlalchemy as sa
 from oslo_config import cfg
+import sqlalchemy as sa
 
 from minicinder import conf as cinder_opts
 from minicinder.db import api as cinder_db

@@ -33,8 +33,8 @@ os-roll_detaching in a detach) are its *recovery*, labelled with the
 seed's recovery path (:data:`ministack_course.course.RECOVERY_PATHS`).
 """
 
-from ministack_course import course
 from ministack.trace import phases
+from ministack_course import course
 
 UNKNOWN = "unknown"
 #: The state's fields, in the order the page shows them.

@@ -57,10 +57,10 @@ from oslo_log import log as logging
 from sqlalchemy import exc as sa_exc
 from werkzeug import exceptions as wz_exceptions
 
+from ministack.trace import phases
 from ministack_course import course
 from ministack_course import lanes
 from ministack_course import listing
-from ministack.trace import phases
 from ministack_course import quiz
 from ministack_course import state
 

@@ -60,10 +60,10 @@ import bench_attach_hosts as hosts  # noqa: E402
 import bench_attach_ledger as ledger  # noqa: E402
 import bench_attach_probes as probes  # noqa: E402
 import bench_attach_report as report  # noqa: E402
+from bench_attach_report import say  # noqa: E402
 import bench_attach_soak as soak  # noqa: E402
 import bench_attach_traced as traced  # noqa: E402
 import journey  # noqa: E402
-from bench_attach_report import say  # noqa: E402
 
 RUN = uuid.uuid4().hex[:8]
 VG = "stack-volumes-lvmdriver-1"
@@ -445,7 +445,7 @@ def _interrupt(signum, frame):
 
 def main(argv=None):
     if "--scale" in (sys.argv[1:] if argv is None else argv):
-        import bench_scale   # the scale run: its own options and phases
+        import bench_scale  # the scale run: its own options and phases
         return bench_scale.main(argv)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=20, help="latency rounds")

@@ -22,8 +22,8 @@ import time
 import traceback
 
 import bench_attach_probes as probes
-import bench_scale_stats as stats
 from bench_attach_report import say
+import bench_scale_stats as stats
 
 ADMIN_CLOUD = "ministack-admin"
 
@@ -139,7 +139,7 @@ def _quota(bench, volumes):
     outgrow Cinder's default of 10), as the scale run does, through the
     admin cloud; put back by the caller. None when already enough or
     when no admin cloud answers (then the POSTs may meet the quota)."""
-    import bench_scale_room   # not at the top: it imports bench_attach
+    import bench_scale_room  # not at the top: it imports bench_attach
     try:
         admin = probes.ReauthCloud(ADMIN_CLOUD)
         quota = bench_scale_room.VolumeQuota(

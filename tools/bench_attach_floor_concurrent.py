@@ -47,9 +47,9 @@ import xml.etree.ElementTree as ET
 
 import libvirt
 
-import bench_attach_probes as probes
 from bench_attach_floor import Floor
 from bench_attach_hosts import DEFAULT_PORTAL
+import bench_attach_probes as probes
 from bench_attach_report import say
 from minicompute.virt import device_names
 from minicompute.virt.libvirt import config

@@ -20,8 +20,8 @@ import time
 
 import bench_attach_ledger as ledger
 import bench_attach_probes as probes
-import journey
 from bench_attach_report import say
+import journey
 
 
 def cycle(bench, sid, vid):

@@ -10,8 +10,8 @@ osprofiler's no-op.
 
 import statistics
 
-import journey_trace
 from bench_attach_report import say
+import journey_trace
 
 KEYS = ("api_visible", "api_gone")
 

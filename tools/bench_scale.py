@@ -60,11 +60,11 @@ import libvirt
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_attach  # noqa: E402
 import bench_attach_hosts as hosts  # noqa: E402
+from bench_attach_report import say  # noqa: E402
 import bench_scale_report  # noqa: E402
 import bench_scale_room as room  # noqa: E402
 import bench_scale_stats as stats  # noqa: E402
 import journey  # noqa: E402
-from bench_attach_report import say  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CALLS = ("GET volume", "GET server", "list volumes", "list attachments")

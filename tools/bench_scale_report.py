@@ -3,8 +3,8 @@ under load, the CPU per phase with its limiting resource, the errors."""
 
 import os
 
-import bench_scale_stats as stats
 from bench_attach_report import say
+import bench_scale_stats as stats
 
 
 def host_rows(results):

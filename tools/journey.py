@@ -44,12 +44,23 @@ import time
 
 import journey_extend
 import journey_lab as lab
-import journey_trace
+
 # The bench tools use these through this module (journey.Cloud, ...).
-from journey_lab import (  # noqa: F401
-    Cloud, Ledgers, _ini, check, command, describe_bdm, heading,
-    cinder_db_url, instance_name_template, masked, nova_db_url, say,
-    sql_command, wait)
+from journey_lab import Cloud  # noqa: F401
+from journey_lab import Ledgers  # noqa: F401
+from journey_lab import _ini  # noqa: F401
+from journey_lab import check  # noqa: F401
+from journey_lab import cinder_db_url  # noqa: F401
+from journey_lab import command  # noqa: F401
+from journey_lab import describe_bdm  # noqa: F401
+from journey_lab import heading  # noqa: F401
+from journey_lab import instance_name_template  # noqa: F401
+from journey_lab import masked  # noqa: F401
+from journey_lab import nova_db_url  # noqa: F401
+from journey_lab import say  # noqa: F401
+from journey_lab import sql_command  # noqa: F401
+from journey_lab import wait  # noqa: F401
+import journey_trace
 
 DEMO_SERVER = "demo"
 

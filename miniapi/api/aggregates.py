@@ -10,8 +10,8 @@ aggregate is not found; creating or changing aggregates is not served
 
 import flask
 
-from ministack import exception as ms_exception
 from miniapi.api import common
+from ministack import exception as ms_exception
 
 bp = flask.Blueprint("aggregates", __name__, url_prefix="/v2.1")
 

@@ -12,9 +12,9 @@ import collections
 
 import flask
 
-from minicompute.db import api as db_api
 from miniapi.api import common
 from miniapi.compute import servers as server_ops
+from minicompute.db import api as db_api
 
 bp = flask.Blueprint("availability_zones", __name__, url_prefix="/v2.1")
 

@@ -9,11 +9,11 @@ upstream does.
 
 import re
 
-from ministack import exception as ms_exception
-from ministack import json_text
 from miniapi.api import servers
 from miniapi.api import validation
 from miniapi.api.schemas import servers as schemas
+from ministack import exception as ms_exception
+from ministack import json_text
 
 # Control characters but tab and newline (carriage returns go too), as
 # upstream's expression.

@@ -8,13 +8,13 @@ flavor has no access list (404 on GET, 409 on add), as upstream.
 
 import flask
 
-from ministack import exception as ms_exception
-from minicompute.db import api as db_api
-from minicompute.db import flavors as flavors_db
 from miniapi.api import common
 from miniapi.api import validation
 from miniapi.api.schemas import flavors as schemas
 from miniapi.api.views import flavors as views
+from minicompute.db import api as db_api
+from minicompute.db import flavors as flavors_db
+from ministack import exception as ms_exception
 
 bp = flask.Blueprint("flavor_access", __name__, url_prefix="/v2.1")
 

@@ -8,12 +8,12 @@ takes exactly one key, the one in the URL (400 otherwise).
 
 import flask
 
-from ministack import exception as ms_exception
-from minicompute.db import api as db_api
-from minicompute.db import flavors as flavors_db
 from miniapi.api import common
 from miniapi.api import validation
 from miniapi.api.schemas import flavors as schemas
+from minicompute.db import api as db_api
+from minicompute.db import flavors as flavors_db
+from ministack import exception as ms_exception
 
 bp = flask.Blueprint("flavor_extra_specs", __name__, url_prefix="/v2.1")
 

@@ -10,12 +10,12 @@ import flask
 from oslo_utils import strutils
 from oslo_utils import uuidutils
 
-from minicompute.db import api as db_api
 from miniapi.api import common
 from miniapi.api import flavors
 from miniapi.api import microversion
 from miniapi.api import validation
 from miniapi.api.schemas import flavors as schemas
+from minicompute.db import api as db_api
 
 bp = flask.Blueprint("flavor_manage", __name__, url_prefix="/v2.1")
 

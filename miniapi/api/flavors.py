@@ -12,12 +12,12 @@ Creating, changing and deleting flavors is ``flavor_manage``.
 import flask
 from oslo_utils import strutils
 
-from ministack import exception as ms_exception
-from minicompute.db import api as db_api
-from minicompute.db import flavors as flavors_db
 from miniapi.api import common
 from miniapi.api import microversion
 from miniapi.api.views import flavors as views
+from minicompute.db import api as db_api
+from minicompute.db import flavors as flavors_db
+from ministack import exception as ms_exception
 
 bp = flask.Blueprint("flavors", __name__, url_prefix="/v2.1")
 

@@ -23,14 +23,14 @@ import flask
 from oslo_utils import uuidutils
 from werkzeug import exceptions as wz_exceptions
 
-from minicompute import exception
-from ministack import exception as ms_exception
 from miniapi.api import common
 from miniapi.api import microversion
 from miniapi.api import validation
 from miniapi.api.schemas import types
 from miniapi.api.views import hypervisors as views
 from miniapi.compute import hypervisors as hyp_api
+from minicompute import exception
+from ministack import exception as ms_exception
 
 bp = flask.Blueprint("hypervisors", __name__, url_prefix="/v2.1")
 

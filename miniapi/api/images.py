@@ -6,10 +6,10 @@ From 2.36 upstream answers 404 for the proxy APIs; so do we. Handy for
 
 import flask
 
-from minicompute import exception
 from miniapi.api import common
 from miniapi.api import microversion
 from miniapi.compute import images
+from minicompute import exception
 
 bp = flask.Blueprint("images", __name__, url_prefix="/v2.1")
 

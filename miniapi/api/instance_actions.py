@@ -10,14 +10,14 @@ import flask
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
-from minicompute import exception
-from ministack import exception as ms_exception
-from minicompute.db import api as db_api
 from miniapi.api import common
 from miniapi.api import microversion
 from miniapi.api import validation
 from miniapi.api.schemas import types
 from miniapi.api.views import instance_actions as views
+from minicompute import exception
+from minicompute.db import api as db_api
+from ministack import exception as ms_exception
 
 bp = flask.Blueprint("instance_actions", __name__, url_prefix="/v2.1")
 

@@ -8,9 +8,9 @@ ports.
 
 import flask
 
-from ministack import exception as ms_exception
 from miniapi.api import common
 from miniapi.api import servers
+from ministack import exception as ms_exception
 
 bp = flask.Blueprint("ips", __name__, url_prefix="/v2.1")
 

@@ -14,11 +14,11 @@ with ``?tenant_id=`` (403 for anyone else, as nova's
 
 import flask
 
-from ministack import context as ms_context
-from minicompute.db import api as db_api
 from miniapi.api import common
 from miniapi.api import microversion
 from miniapi.compute import checks
+from minicompute.db import api as db_api
+from ministack import context as ms_context
 
 bp = flask.Blueprint("limits", __name__, url_prefix="/v2.1")
 

@@ -18,11 +18,11 @@ through ``miniapi.compute.faults``.
 
 import flask
 
+from miniapi.api import common
+from miniapi.api import validation
 from minicompute.faults import catalog
 from ministack import exception as ms_exception
 from ministack import json_text
-from miniapi.api import common
-from miniapi.api import validation
 
 bp = flask.Blueprint("ministack_faults", __name__, url_prefix="/v2.1")
 

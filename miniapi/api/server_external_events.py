@@ -22,13 +22,13 @@ import collections
 
 import flask
 
-from minicompute import exception
-from minicompute import instance_actions
-from ministack import exception as ms_exception
-from minicompute.db import api as db_api
 from miniapi.api import common
 from miniapi.api import microversion
 from miniapi.api import validation
+from minicompute import exception
+from minicompute import instance_actions
+from minicompute.db import api as db_api
+from ministack import exception as ms_exception
 
 bp = flask.Blueprint("server_external_events", __name__,
                      url_prefix="/v2.1")

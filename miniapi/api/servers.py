@@ -9,10 +9,6 @@ another project.
 import flask
 from oslo_utils import uuidutils
 
-from minicompute import exception
-from ministack import exception as ms_exception
-from ministack import json_text
-from minicompute.db import api as db_api
 from miniapi.api import common
 from miniapi.api import microversion
 from miniapi.api import validation
@@ -20,6 +16,10 @@ from miniapi.api.schemas import servers as schemas
 from miniapi.api.views import servers as views
 from miniapi.compute import checks
 from miniapi.compute import scheduler
+from minicompute import exception
+from minicompute.db import api as db_api
+from ministack import exception as ms_exception
+from ministack import json_text
 
 bp = flask.Blueprint("servers", __name__, url_prefix="/v2.1")
 

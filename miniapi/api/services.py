@@ -12,12 +12,12 @@ upstream's default policy.
 import flask
 from oslo_utils import uuidutils
 
-from ministack import exception as ms_exception
-from minicompute.db import api as db_api
 from miniapi.api import common
 from miniapi.api import microversion
 from miniapi.api import validation
 from miniapi.api.views import services as views
+from minicompute.db import api as db_api
+from ministack import exception as ms_exception
 
 bp = flask.Blueprint("services", __name__, url_prefix="/v2.1")
 

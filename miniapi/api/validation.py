@@ -15,9 +15,9 @@ import flask
 import jsonschema
 from oslo_utils import uuidutils
 
+from miniapi.api import microversion
 from ministack import exception
 from ministack import json_text
-from miniapi.api import microversion
 
 _FORMAT_CHECKER = jsonschema.FormatChecker()
 

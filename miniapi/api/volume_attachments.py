@@ -8,13 +8,13 @@ attachment). Codes: list/show 200; POST 200 with the attachment (below
 import flask
 from oslo_utils import uuidutils
 
-from minicompute import exception
 from miniapi.api import common
 from miniapi.api import microversion
 from miniapi.api import servers
 from miniapi.api import validation
 from miniapi.api.schemas import volume_attachments as schemas
 from miniapi.api.views import volume_attachments as views
+from minicompute import exception
 from minicompute.db import api as db_api
 
 bp = flask.Blueprint("volume_attachments", __name__, url_prefix="/v2.1")

@@ -10,13 +10,13 @@ adapter the attach flow uses, and answer in nova's camelCase shape
 
 import flask
 
-from minicompute import exception
-from ministack import exception as ms_exception
-from ministack import json_text
 from miniapi.api import common
 from miniapi.api import microversion
 from miniapi.api import validation
 from miniapi.api.views import volumes as views
+from minicompute import exception
+from ministack import exception as ms_exception
+from ministack import json_text
 
 bp = flask.Blueprint("volumes", __name__, url_prefix="/v2.1")
 

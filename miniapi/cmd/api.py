@@ -2,9 +2,9 @@
 
 import sys
 
-from ministack import service
 from miniapi import conf as api_conf
 from miniapi import service as api_service
+from ministack import service
 
 
 def main():

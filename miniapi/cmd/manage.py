@@ -10,11 +10,11 @@ import sys
 
 from oslo_config import cfg
 
+from miniapi import conf as api_conf
+from miniapi import db_setup
 from ministack import config as ms_config
 from ministack import db
 from ministack import exception
-from miniapi import conf as api_conf
-from miniapi import db_setup
 
 COMMANDS = ("db_sync",)
 

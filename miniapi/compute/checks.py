@@ -13,8 +13,8 @@ import functools
 import re
 
 from minicompute import exception
-from ministack import exception as ms_exception
 from minicompute.db import api as db_api
+from ministack import exception as ms_exception
 
 COMPUTE_TOPIC = "compute"
 

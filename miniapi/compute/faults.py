@@ -23,12 +23,12 @@ import logging
 from oslo_utils import excutils
 from oslo_utils import uuidutils
 
+from miniapi.compute import checks
 from minicompute import exception
+from minicompute.db import api as db_api
 from minicompute.faults import catalog
 from ministack import db as ms_db
 from ministack import exception as ms_exception
-from minicompute.db import api as db_api
-from miniapi.compute import checks
 
 LOG = logging.getLogger(__name__)
 

@@ -36,9 +36,9 @@ and has no conductor to re-schedule a build that never starts.
 """
 
 from minicompute import exception
+from minicompute.db import api as db_api
 from ministack import context as ms_context
 from ministack import exception as ms_exception
-from minicompute.db import api as db_api
 
 COMPUTE_BINARY = "nova-compute"
 

@@ -17,18 +17,18 @@ import secrets
 
 from oslo_utils import excutils
 
+from miniapi.compute import checks
+from miniapi.compute import images
+from miniapi.compute import scheduler
 from minicompute import exception
 from minicompute import instance_actions
 from minicompute import power_state
 from minicompute import task_states
 from minicompute import vm_states
-from ministack import db
-from ministack import exception as ms_exception
 from minicompute.db import api as db_api
 from minicompute.db import flavors as flavors_db
-from miniapi.compute import checks
-from miniapi.compute import images
-from miniapi.compute import scheduler
+from ministack import db
+from ministack import exception as ms_exception
 
 LOG = logging.getLogger(__name__)
 

@@ -26,13 +26,13 @@ import logging
 import oslo_messaging as messaging
 from oslo_utils import excutils
 
+from miniapi.compute import checks
 from minicompute import exception
 from minicompute import instance_actions
 from minicompute import vm_states
+from minicompute.db import api as db_api
 from ministack import exception as ms_exception
 from ministack.microversion import APIVersion
-from minicompute.db import api as db_api
-from miniapi.compute import checks
 
 LOG = logging.getLogger(__name__)
 

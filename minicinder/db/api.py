@@ -19,16 +19,28 @@ are re-exported here, with the JSON helpers of the text columns.
 
 import json
 
-from minicinder.db.attachments import (  # noqa: F401 (re-exported)
-    attachment_create, attachment_get, attachment_get_all,
-    attachment_transition, attachment_update, attachment_volume_id,
-    attachments_for_volume, volume_detached, volume_detached_remaining,
-    volume_recompute_status)
-from minicinder.db.volumes import (  # noqa: F401 (re-exported)
-    volume_conditional_update, volume_create, volume_get, volume_get_all,
-    volume_get_all_including_deleted, volume_glance_metadata_create,
-    volume_list_select, volume_soft_delete, volume_transition,
-    volume_update, volumes_for_host, volumes_rehost)
+from minicinder.db.attachments import attachment_create  # noqa: F401 (re-exported)
+from minicinder.db.attachments import attachment_get  # noqa: F401 (re-exported)
+from minicinder.db.attachments import attachment_get_all  # noqa: F401 (re-exported)
+from minicinder.db.attachments import attachment_transition  # noqa: F401 (re-exported)
+from minicinder.db.attachments import attachment_update  # noqa: F401 (re-exported)
+from minicinder.db.attachments import attachment_volume_id  # noqa: F401 (re-exported)
+from minicinder.db.attachments import attachments_for_volume  # noqa: F401 (re-exported)
+from minicinder.db.attachments import volume_detached  # noqa: F401 (re-exported)
+from minicinder.db.attachments import volume_detached_remaining  # noqa: F401 (re-exported)
+from minicinder.db.attachments import volume_recompute_status  # noqa: F401 (re-exported)
+from minicinder.db.volumes import volume_conditional_update  # noqa: F401 (re-exported)
+from minicinder.db.volumes import volume_create  # noqa: F401 (re-exported)
+from minicinder.db.volumes import volume_get  # noqa: F401 (re-exported)
+from minicinder.db.volumes import volume_get_all  # noqa: F401 (re-exported)
+from minicinder.db.volumes import volume_get_all_including_deleted  # noqa: F401 (re-exported)
+from minicinder.db.volumes import volume_glance_metadata_create  # noqa: F401 (re-exported)
+from minicinder.db.volumes import volume_list_select  # noqa: F401 (re-exported)
+from minicinder.db.volumes import volume_soft_delete  # noqa: F401 (re-exported)
+from minicinder.db.volumes import volume_transition  # noqa: F401 (re-exported)
+from minicinder.db.volumes import volume_update  # noqa: F401 (re-exported)
+from minicinder.db.volumes import volumes_for_host  # noqa: F401 (re-exported)
+from minicinder.db.volumes import volumes_rehost  # noqa: F401 (re-exported)
 
 
 def dump_json(value):

@@ -17,8 +17,8 @@ from minicinder.db import types as types_db
 from minicinder.volume import image as volume_image
 from minicinder.volume import quotas
 from minicinder.volume import service_record
-from minicinder.volume import type_api
 from minicinder.volume import states
+from minicinder.volume import type_api
 from ministack import db as ms_db
 
 LOG = logging.getLogger(__name__)

@@ -29,9 +29,9 @@ from minicinder.db import handshake as handshake_db
 from minicinder.db import models
 from minicinder.volume import driver as volume_driver
 from minicinder.volume import extend
-from minicinder.volume.targets import iscsi_names
 from minicinder.volume import locks
 from minicinder.volume import states
+from minicinder.volume.targets import iscsi_names
 from ministack import db as ms_db
 
 LOG = logging.getLogger(__name__)

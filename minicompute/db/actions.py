@@ -9,10 +9,10 @@ action of the same request id, as nova's ``EventReporter`` does. Part of
 import sqlalchemy as sa
 
 from minicompute import exception
-from ministack import db
 from minicompute.db import models
 from minicompute.db.session import begin as _begin
 from minicompute.db.session import scope as _scope
+from ministack import db
 
 _ACTIONS = models.InstanceAction.__table__
 _EVENTS = models.InstanceActionEvent.__table__

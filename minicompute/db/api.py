@@ -28,27 +28,49 @@ ever import ``minicompute.db.api``.
 """
 
 from minicompute.db import session
-from minicompute.db.actions import (  # noqa: F401 (re-exported)
-    action_event_finish, action_event_start, action_events_get,
-    action_events_running, action_finish, action_get_all,
-    action_get_by_request_id, action_start)
-from minicompute.db.bdms import (  # noqa: F401 (re-exported)
-    bdm_create, bdm_destroy, bdm_get, bdm_get_all_by_instance,
-    bdm_get_all_volumes, bdm_get_by_uuid, bdm_get_by_volume,
-    bdm_get_by_volume_and_instance, bdm_instances_of_volume, bdm_update)
-from minicompute.db.compute_nodes import (  # noqa: F401 (re-exported)
-    compute_node_get, compute_node_get_all, compute_node_report)
-from minicompute.db.flavors import (  # noqa: F401 (re-exported)
-    flavor_create, flavor_destroy, flavor_get, flavor_get_all,
-    flavor_update)
-from minicompute.db.instances import (  # noqa: F401 (re-exported)
-    UNSET, instance_create, instance_destroy, instance_get,
-    instance_get_all, instance_get_all_including_deleted, instance_get_dict,
-    instance_get_including_deleted, instance_update)
+from minicompute.db.actions import action_event_finish  # noqa: F401 (re-exported)
+from minicompute.db.actions import action_event_start  # noqa: F401 (re-exported)
+from minicompute.db.actions import action_events_get  # noqa: F401 (re-exported)
+from minicompute.db.actions import action_events_running  # noqa: F401 (re-exported)
+from minicompute.db.actions import action_finish  # noqa: F401 (re-exported)
+from minicompute.db.actions import action_get_all  # noqa: F401 (re-exported)
+from minicompute.db.actions import action_get_by_request_id  # noqa: F401 (re-exported)
+from minicompute.db.actions import action_start  # noqa: F401 (re-exported)
+from minicompute.db.bdms import bdm_create  # noqa: F401 (re-exported)
+from minicompute.db.bdms import bdm_destroy  # noqa: F401 (re-exported)
+from minicompute.db.bdms import bdm_get  # noqa: F401 (re-exported)
+from minicompute.db.bdms import bdm_get_all_by_instance  # noqa: F401 (re-exported)
+from minicompute.db.bdms import bdm_get_all_volumes  # noqa: F401 (re-exported)
+from minicompute.db.bdms import bdm_get_by_uuid  # noqa: F401 (re-exported)
+from minicompute.db.bdms import bdm_get_by_volume  # noqa: F401 (re-exported)
+from minicompute.db.bdms import bdm_get_by_volume_and_instance  # noqa: F401 (re-exported)
+from minicompute.db.bdms import bdm_instances_of_volume  # noqa: F401 (re-exported)
+from minicompute.db.bdms import bdm_update  # noqa: F401 (re-exported)
+from minicompute.db.compute_nodes import compute_node_get  # noqa: F401 (re-exported)
+from minicompute.db.compute_nodes import compute_node_get_all  # noqa: F401 (re-exported)
+from minicompute.db.compute_nodes import compute_node_report  # noqa: F401 (re-exported)
+from minicompute.db.flavors import flavor_create  # noqa: F401 (re-exported)
+from minicompute.db.flavors import flavor_destroy  # noqa: F401 (re-exported)
+from minicompute.db.flavors import flavor_get  # noqa: F401 (re-exported)
+from minicompute.db.flavors import flavor_get_all  # noqa: F401 (re-exported)
+from minicompute.db.flavors import flavor_update  # noqa: F401 (re-exported)
+from minicompute.db.instances import UNSET  # noqa: F401 (re-exported)
+from minicompute.db.instances import instance_create  # noqa: F401 (re-exported)
+from minicompute.db.instances import instance_destroy  # noqa: F401 (re-exported)
+from minicompute.db.instances import instance_get  # noqa: F401 (re-exported)
+from minicompute.db.instances import instance_get_all  # noqa: F401 (re-exported)
+from minicompute.db.instances import instance_get_all_including_deleted  # noqa: F401 (re-exported)
+from minicompute.db.instances import instance_get_dict  # noqa: F401 (re-exported)
+from minicompute.db.instances import instance_get_including_deleted  # noqa: F401 (re-exported)
+from minicompute.db.instances import instance_update  # noqa: F401 (re-exported)
 from minicompute.db.rows import to_dict  # noqa: F401 (re-exported)
-from minicompute.db.services import (  # noqa: F401 (re-exported)
-    service_destroy, service_get_all, service_get_by_host_and_binary,
-    service_heartbeat, service_is_up, service_liveness, service_update)
+from minicompute.db.services import service_destroy  # noqa: F401 (re-exported)
+from minicompute.db.services import service_get_all  # noqa: F401 (re-exported)
+from minicompute.db.services import service_get_by_host_and_binary  # noqa: F401 (re-exported)
+from minicompute.db.services import service_heartbeat  # noqa: F401 (re-exported)
+from minicompute.db.services import service_is_up  # noqa: F401 (re-exported)
+from minicompute.db.services import service_liveness  # noqa: F401 (re-exported)
+from minicompute.db.services import service_update  # noqa: F401 (re-exported)
 
 
 def configure(engine):

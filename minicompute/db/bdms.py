@@ -16,11 +16,11 @@ import uuid as uuidlib
 import sqlalchemy as sa
 
 from minicompute import exception
-from ministack import db
 from minicompute.db import models
 from minicompute.db.rows import json_friendly as _json_friendly
 from minicompute.db.rows import unbound as _unbound
 from minicompute.db.session import begin as _begin
+from ministack import db
 
 _BDMS = models.BlockDeviceMapping.__table__
 

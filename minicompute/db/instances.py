@@ -15,12 +15,12 @@ import uuid as uuidlib
 import sqlalchemy as sa
 
 from minicompute import exception
-from ministack import db
 from minicompute.db import models
 from minicompute.db.rows import json_friendly as _json_friendly
 from minicompute.db.rows import unbound as _unbound
 from minicompute.db.session import begin as _begin
 from minicompute.db.session import scope as _scope
+from ministack import db
 
 # Sentinel for "no compare-and-swap on this column" (None is a real value).
 UNSET = object()

@@ -8,7 +8,8 @@ include it.
 import sqlalchemy as sa
 from sqlalchemy import orm
 
-from ministack.db import TimestampMixin, utcnow
+from ministack.db import TimestampMixin
+from ministack.db import utcnow
 
 
 class Base(orm.DeclarativeBase):

@@ -10,11 +10,11 @@ import uuid as uuidlib
 import sqlalchemy as sa
 
 from minicompute import exception
-from ministack import db
-from ministack import exception as ms_exception
 from minicompute.db import models
 from minicompute.db.session import begin as _begin
 from minicompute.db.session import scope as _scope
+from ministack import db
+from ministack import exception as ms_exception
 
 
 def service_heartbeat(ctxt, host, binary, topic):

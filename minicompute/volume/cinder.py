@@ -35,14 +35,13 @@ from oslo_log import log as logging
 
 from minicompute import conf as compute_conf
 from minicompute import exception
-from minicompute.volume import cinder_auth, cinder_session
-from minicompute.volume.cinder_errors import (
-    CLIENT_ERRORS,
-    attachment_not_found,
-    retriable,
-    translate,
-    volume_not_found,
-)
+from minicompute.volume import cinder_auth
+from minicompute.volume import cinder_session
+from minicompute.volume.cinder_errors import CLIENT_ERRORS
+from minicompute.volume.cinder_errors import attachment_not_found
+from minicompute.volume.cinder_errors import retriable
+from minicompute.volume.cinder_errors import translate
+from minicompute.volume.cinder_errors import volume_not_found
 
 LOG = logging.getLogger(__name__)
 

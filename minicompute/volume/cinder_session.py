@@ -14,9 +14,9 @@ is recorded, never its body (a connector, a token).
 
 from urllib import parse as urlparse
 
-import requests
 from keystoneauth1 import session as ks_session
 from osprofiler import profiler
+import requests
 
 #: Idle kept-alive connections per host: the RPC executor's default thread
 #: count, so concurrent attaches do not open and drop connections.

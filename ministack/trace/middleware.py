@@ -29,7 +29,6 @@ from osprofiler import web
 from ministack import wsgi
 from ministack.trace import profiler as ms_profiler
 
-
 #: The largest action body read ahead for its action name (an action with
 #: a connector is well under 2 KiB; the APIs accept up to 112 KiB).
 ACTION_BODY_MAX = 16384

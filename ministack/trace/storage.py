@@ -36,9 +36,9 @@ import threading
 import time
 import weakref
 
-import sqlalchemy as sa
 from osprofiler.drivers import base
 from osprofiler.drivers import sqlalchemy_driver
+import sqlalchemy as sa
 
 from ministack.trace import naming
 

@@ -22,7 +22,9 @@ import os
 
 import pytest
 
-from tests.support.labvm import assert_journey_ran, lab_sh_vm, labvm
+from tests.support.labvm import assert_journey_ran
+from tests.support.labvm import lab_sh_vm
+from tests.support.labvm import labvm
 
 
 def pytest_configure(config):

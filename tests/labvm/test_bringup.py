@@ -12,7 +12,10 @@ import uuid
 
 import pytest
 
-from tests.support.labvm import assert_journey_ran, lab_sh_vm, labvm, vm_run
+from tests.support.labvm import assert_journey_ran
+from tests.support.labvm import lab_sh_vm
+from tests.support.labvm import labvm
+from tests.support.labvm import vm_run
 
 REBOOT_TIMEOUT = 600
 

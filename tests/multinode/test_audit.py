@@ -21,7 +21,6 @@ from tests.multinode import conftest as mn
 from tests.support import login_shell
 from tests.tempest_style import waiters
 
-
 #: Domains of the lab's nova (instance_name_template); another suite's
 #: private stack on the same machine names its guests otherwise.
 LAB_DOMAIN = re.compile(r"domain instance-[0-9a-f]{8}$")

@@ -9,7 +9,8 @@ test_doc_blocks.py has the convention); these wait for the lab
 import pytest
 
 from tests.support import login_shell
-from tests.support.doc_blocks import REPO, bash_blocks
+from tests.support.doc_blocks import REPO
+from tests.support.doc_blocks import bash_blocks
 
 BLOCKS = [block for block in bash_blocks() if block.run_in == "multinode"]
 

@@ -11,8 +11,8 @@ shell.
 
 import json
 
-from tests.support.login_shell import checked
 from tests.support import waiting
+from tests.support.login_shell import checked
 
 DEMO = "--os-cloud ministack"
 

@@ -35,7 +35,10 @@ import shutil
 import pytest
 
 from tests.support import login_shell
-from tests.support.doc_blocks import INFO_STRINGS, REPO, bash_blocks, blocks
+from tests.support.doc_blocks import INFO_STRINGS
+from tests.support.doc_blocks import REPO
+from tests.support.doc_blocks import bash_blocks
+from tests.support.doc_blocks import blocks
 from tests.support.doc_blocks import pages
 
 HERE = os.path.relpath(os.path.abspath(__file__), REPO)

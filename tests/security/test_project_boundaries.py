@@ -17,7 +17,6 @@ from tests.security.hardening import fault
 from tests.security.hardening import forget_volume
 from tests.security.hardening import unique_name
 
-
 # -- Low: a private volume type ----------------------------------------------
 
 def test_private_volume_type_cannot_be_used_by_another_project(

@@ -18,8 +18,8 @@ import uuid
 
 import pytest
 
-from ministack_course import trace_cmd
 from ministack.trace import hops
+from ministack_course import trace_cmd
 from tests.tempest_style import waiters
 
 LOGS = ("/opt/stack/logs/miniapi.log", "/opt/stack/logs/minicompute.log",

@@ -13,8 +13,8 @@ import socketserver
 import threading
 from wsgiref import simple_server
 
-import pytest
 from oslo_config import cfg
+import pytest
 
 from minicompute.volume import cinder
 from ministack import context

@@ -22,11 +22,11 @@ import os
 import urllib.error
 import urllib.request
 
-import pytest
-import yaml
 from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import session as ks_session
 from keystoneauth1.identity import v3
+import pytest
+import yaml
 
 CLOUDS_YAML = os.environ.get("MINISTACK_CLOUDS_YAML",
                              "/etc/openstack/clouds.yaml")

@@ -20,9 +20,9 @@ from tests.tempest_style import auth
 from tests.tempest_style import base
 from tests.tempest_style import clients
 from tests.tempest_style import config as suite_config
-from tests.tempest_style.decorators import check_idempotent_ids
 from tests.tempest_style import guest as guest_mod
 from tests.tempest_style import waiters
+from tests.tempest_style.decorators import check_idempotent_ids
 
 
 def pytest_configure(config):

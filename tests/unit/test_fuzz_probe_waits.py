@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from tests.support import daemons
 from tests.fuzz import probe
+from tests.support import daemons
 
 PREFIX = "2026-12-02 10:00:00.123 4242 ERROR miniapi.wsgi"
 TRACEBACK = "\n".join([

@@ -39,8 +39,9 @@ import logging
 
 from minicinder.volume.targets import iscsi_names
 from minicinder.volume.targets import tgtd_socket
-from minicinder.volume.targets.tgt_show import (  # noqa: F401 (re-exported)
-    UnexpectedOutput, parse_target, parse_targets)
+from minicinder.volume.targets.tgt_show import UnexpectedOutput  # noqa: F401 (re-exported)
+from minicinder.volume.targets.tgt_show import parse_target  # noqa: F401 (re-exported)
+from minicinder.volume.targets.tgt_show import parse_targets  # noqa: F401 (re-exported)
 from ministack import exception
 from ministack import executor
 

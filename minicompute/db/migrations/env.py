@@ -1,6 +1,6 @@
 from alembic import context
 
-from ministack.db import run_alembic_env
 from minicompute.db import models
+from ministack.db import run_alembic_env
 
 run_alembic_env(context, models.Base.metadata)

@@ -26,8 +26,8 @@ from minicompute.virt.libvirt import config
 from minicompute.virt.libvirt import console
 from minicompute.virt.libvirt import detach
 from minicompute.virt.libvirt import guest_agent
-from minicompute.virt.libvirt import host_connector
 from minicompute.virt.libvirt import host as libvirt_host
+from minicompute.virt.libvirt import host_connector
 from minicompute.virt.libvirt import initiator
 from minicompute.virt.libvirt import instance_files
 from minicompute.virt.libvirt import node

@@ -22,13 +22,13 @@ from minicinder.db import reads as cinder_reads
 from minicinder.db import session as cinder_session
 from minicinder.db import types as cinder_types
 from minicompute import exception as nova_exception
-from ministack import context
-from ministack import db
 from minicompute.db import api as nova_api
 from minicompute.db import models as nova_models
+from ministack import context
+from ministack import db
 from tests.support import daemons
-from tests.support import private_stack
 from tests.support import journey
+from tests.support import private_stack
 
 
 def _ctx(project_id, **kwargs):

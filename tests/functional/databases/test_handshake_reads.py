@@ -18,8 +18,8 @@ import pytest
 
 from minicinder import service
 from minicinder.db import session as cinder_session
-from minicinder.volume.drivers import fake
 from minicinder.volume import manager as volume_manager
+from minicinder.volume.drivers import fake
 from tests.support import handshake_statements as counts
 from tests.support import sql_statements
 from tests.support.minicinder_inprocess import CinderClient

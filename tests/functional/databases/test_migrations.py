@@ -11,17 +11,16 @@ package to install (``devstack/lib/packages`` installs both for CI).
 import os
 import subprocess
 
-import pytest
-import sqlalchemy as sa
 from alembic import autogenerate
 from alembic.migration import MigrationContext
+import pytest
+import sqlalchemy as sa
 
 from minicinder.db import MIGRATIONS_DIR as CINDER_MIGRATIONS
 from minicinder.db import models as cinder_models
-from ministack import db
 from minicompute.db import MIGRATIONS_DIR as NOVA_MIGRATIONS
 from minicompute.db import models as nova_models
-
+from ministack import db
 
 NOVA_TABLES = {
     "services": {"host", "binary", "topic", "report_count", "deleted",

@@ -18,10 +18,10 @@ import subprocess
 import sys
 import uuid
 
-import pytest
-import requests
 from keystoneauth1 import session as ks_session
 from keystoneauth1.identity import v3
+import pytest
+import requests
 
 from tests.support import keystone
 from tests.support import waiting

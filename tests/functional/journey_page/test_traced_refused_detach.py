@@ -21,9 +21,9 @@ import pytest
 import requests
 
 from ministack import executor
-from tests.support import private_stack
 from tests.functional.journey_page import browser
 from tests.support import journey
+from tests.support import private_stack
 from tests.support import waiting
 
 pytestmark = pytest.mark.slow

@@ -12,7 +12,6 @@ import uuid
 
 import pytest
 
-
 from tests.functional.minicinder.test_handshake import connector
 from tests.support import processes
 from tests.support import waiting

@@ -7,11 +7,11 @@ access is checked from the outside with libiscsi's ``iscsi-inq``.
 
 import uuid
 
-import pytest
 from cinderclient import client as cinder_client
 from cinderclient import exceptions as cinder_exc
 from keystoneauth1 import noauth
 from keystoneauth1 import session as ks_session
+import pytest
 
 from tests.support import daemons
 from tests.support.minicinder_daemon import NOVA

@@ -15,12 +15,12 @@ import uuid
 import pytest
 
 from minicinder.volume.targets import tgt
+from tests.support import waiting
 from tests.support.minicinder_daemon import NOVA
 from tests.support.minicinder_daemon import Daemon
 from tests.support.minicinder_daemon import Raw
 from tests.support.minicinder_daemon import force_cleanup
 from tests.support.minicinder_daemon import iscsi_inq
-from tests.support import waiting
 
 DEVSTACK = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.dirname(os.path.abspath(__file__))))), "devstack")

@@ -17,10 +17,9 @@ tgt target).
 
 import pytest
 
-from tests.support import private_stack
-from tests.support import journey
 from ministack import context
-
+from tests.support import journey
+from tests.support import private_stack
 
 
 @pytest.fixture(scope="module")

@@ -15,8 +15,8 @@ import time
 
 import pytest
 
-from tests.support import private_stack
 from tests.support import journey
+from tests.support import private_stack
 from tests.support import waiting
 
 pytestmark = pytest.mark.slow

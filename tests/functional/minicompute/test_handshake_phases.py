@@ -11,16 +11,16 @@ attach_volume CAST) against the same real daemons, broker and databases.
 
 import json
 
-import pytest
 from oslo_config import cfg
+import pytest
 
 from minicompute import conf as compute_conf
 from minicompute import rpcapi
+from minicompute.db import api as db_api
 from minicompute.volume import cinder as cinder_api
 from ministack import config
 from ministack import db
 from ministack import rpc
-from minicompute.db import api as db_api
 from tests.support import journey
 from tests.support import waiting
 

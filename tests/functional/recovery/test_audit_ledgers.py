@@ -16,10 +16,10 @@ import requests
 import sqlalchemy as sa
 
 from ministack import executor
-from tests.support import private_stack
-from tests.support import journey
-from tests.support import waiting
 from tests.functional.recovery import checks
+from tests.support import journey
+from tests.support import private_stack
+from tests.support import waiting
 
 pytestmark = pytest.mark.slow
 

@@ -15,11 +15,11 @@ import datetime
 import pytest
 import sqlalchemy as sa
 
-from tests.support import private_stack
-from tests.support.database_servers import postgresql_urls  # noqa: F401
-from tests.support import waiting
-from tests.support.fault_stack import fault_stack
 from tests.functional.recovery import checks
+from tests.support import private_stack
+from tests.support import waiting
+from tests.support.database_servers import postgresql_urls  # noqa: F401
+from tests.support.fault_stack import fault_stack
 
 pytestmark = pytest.mark.slow
 

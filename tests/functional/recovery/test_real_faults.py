@@ -29,9 +29,9 @@ import time
 import pytest
 import sqlalchemy as sa
 
+from tests.functional.recovery import checks
 from tests.support import daemons
 from tests.support import waiting
-from tests.functional.recovery import checks
 
 pytestmark = pytest.mark.slow
 

@@ -25,8 +25,8 @@ import time
 import pytest
 
 from ministack import executor
-from tests.support import waiting
 from tests.functional.recovery import checks
+from tests.support import waiting
 
 pytestmark = pytest.mark.slow
 

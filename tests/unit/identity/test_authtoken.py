@@ -9,9 +9,9 @@ import json
 import threading
 import time
 
-import pytest
 from keystonemiddleware.auth_token import _identity
 from oslo_config import cfg
+import pytest
 
 from ministack import exception as ms_exception
 from ministack import wsgi

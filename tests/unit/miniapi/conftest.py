@@ -5,21 +5,21 @@ the noauth token (``user:project``) and the microversion header, and
 returns (status, json, headers) (``inprocess.APIClient``).
 """
 
+from oslo_config import cfg
 import oslo_messaging as messaging
 import pytest
-from oslo_config import cfg
 
-from ministack import config as ms_config
-from ministack import context
-from ministack import db
-from ministack import rpc
-from minicompute import rpcapi
-from minicompute.db import api as db_api
-from minicompute.db import models
 from miniapi import app as app_mod
 from miniapi import conf as api_conf
 from miniapi import db_setup
 from miniapi.compute import images as images_adapter
+from minicompute import rpcapi
+from minicompute.db import api as db_api
+from minicompute.db import models
+from ministack import config as ms_config
+from ministack import context
+from ministack import db
+from ministack import rpc
 from tests.support import fake_cinder
 from tests.unit.miniapi import fakes
 from tests.unit.miniapi.inprocess import IMAGE_ID

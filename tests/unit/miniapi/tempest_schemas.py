@@ -29,8 +29,8 @@ import os
 import sys
 
 import jsonschema
-import pytest
 from oslo_utils import timeutils
+import pytest
 
 from ministack.microversion import APIVersion
 

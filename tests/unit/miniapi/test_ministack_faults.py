@@ -10,10 +10,13 @@ CALLs to the host, the host's registry and the attach flow all run.
 
 import time
 
+from oslo_config import cfg
 import oslo_messaging as messaging
 import pytest
-from oslo_config import cfg
 
+from miniapi import app as app_mod
+from miniapi import conf as api_conf
+from miniapi.compute import images as images_adapter
 from minicompute import conf as compute_conf
 from minicompute import rpcapi
 from minicompute import service
@@ -25,9 +28,6 @@ from ministack import config as ms_config
 from ministack import context
 from ministack import db
 from ministack import rpc
-from miniapi import app as app_mod
-from miniapi import conf as api_conf
-from miniapi.compute import images as images_adapter
 from tests.support import fake_cinder
 from tests.support import waiting
 from tests.unit.miniapi.inprocess import APIClient

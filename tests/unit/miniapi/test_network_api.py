@@ -10,8 +10,8 @@ body, never an HTML page.
 import pytest
 from werkzeug.test import Client
 
-from ministack import exception
 from miniapi import network_api
+from ministack import exception
 
 SOME_ID = "8a6cc53e-6b8f-4c53-9f5e-8a2a2a0e0f11"
 

@@ -1,7 +1,7 @@
 """Flavors, os-services and os-instance-actions."""
 
-from ministack import context
 from minicompute.db import api as db_api
+from ministack import context
 
 
 def test_flavors(api):

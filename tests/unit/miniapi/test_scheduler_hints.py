@@ -13,11 +13,11 @@ hint is given twice).
 
 import pytest
 
-from ministack import exception
-from ministack.microversion import APIVersion
-from minicompute.db import api as db_api
 from miniapi.api import validation
 from miniapi.api.schemas import servers as schemas
+from minicompute.db import api as db_api
+from ministack import exception
+from ministack.microversion import APIVersion
 from tests.unit.miniapi import tempest_schemas as ts
 from tests.unit.miniapi.test_scheduling import _disable
 from tests.unit.miniapi.test_scheduling import _down

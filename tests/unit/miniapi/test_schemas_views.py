@@ -2,13 +2,13 @@
 
 import pytest
 
-from ministack import exception
-from ministack.microversion import APIVersion
 from miniapi.api import validation
 from miniapi.api.schemas import volume_attachments as va_schemas
 from miniapi.api.views import volume_attachments as va_views
 from miniapi.compute import checks
 from miniapi.compute import servers as server_ops
+from ministack import exception
+from ministack.microversion import APIVersion
 
 VOL = "0b7a5d2e-4c1f-4f8e-9a3b-6d5c4e3f2a1b"
 SRV = "1c8b6e3f-5d2a-4a9f-8b4c-7e6d5f4a3b2c"

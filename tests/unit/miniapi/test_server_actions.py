@@ -2,8 +2,8 @@
 
 import pytest
 
-from ministack import context
 from minicompute.db import api as db_api
+from ministack import context
 
 
 def _action(api, server_id, body, **kw):

@@ -2,8 +2,8 @@
 
 import uuid
 
-from ministack import context
 from minicompute.db import api as db_api
+from ministack import context
 from tests.unit.miniapi.inprocess import IMAGE_ID
 
 

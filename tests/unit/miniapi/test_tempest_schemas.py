@@ -9,8 +9,8 @@ boundaries where a view changes, plus the maximum we serve.
 
 import pytest
 
-from ministack import context
 from minicompute.db import api as db_api
+from ministack import context
 from tests.unit.miniapi import tempest_schemas as ts
 
 pytestmark = pytest.mark.usefixtures("_tempest")

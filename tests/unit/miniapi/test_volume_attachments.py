@@ -5,8 +5,8 @@ import uuid
 import oslo_messaging as messaging
 
 from minicompute import exception
-from ministack import context
 from minicompute.db import api as db_api
+from ministack import context
 from tests.support import waiting
 
 BASE = "/v2.1/servers/%s/os-volume_attachments"

@@ -12,8 +12,8 @@ import pytest
 
 from minicinder import service
 from minicinder.db import session as db_session
-from minicinder.volume.drivers import fake
 from minicinder.volume import manager as volume_manager
+from minicinder.volume.drivers import fake
 from tests.support.minicinder_inprocess import CinderClient
 from tests.support.minicinder_inprocess import FakeNova
 from tests.support.minicinder_inprocess import make_conf

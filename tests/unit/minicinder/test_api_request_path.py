@@ -21,12 +21,12 @@ from minicinder import service
 from minicinder.api import app as api_app
 from minicinder.api import views
 from minicinder.db import session as db_session
-from minicinder.volume.drivers import fake
 from minicinder.volume import manager as volume_manager
-from tests.unit import fake_keystone
+from minicinder.volume.drivers import fake
 from tests.support.minicinder_inprocess import OTHER_PROJECT
 from tests.support.minicinder_inprocess import PROJECT
 from tests.support.minicinder_inprocess import make_conf
+from tests.unit import fake_keystone
 
 LOGGER = "minicinder.api.app"
 

@@ -7,9 +7,9 @@ driver): every route that takes a connector checks it.
 
 import pytest
 
+from minicinder import exception
 from minicinder.api import connector as connector_schema
 from minicinder.api import validation
-from minicinder import exception
 from minicinder.volume.targets import iscsi_names
 
 GOOD = {"initiator": "iqn.2004-10.org.ministack:ab12cd34ef56",

@@ -6,9 +6,9 @@ import threading
 
 from minicinder.volume.drivers import lvm_devices
 from minicinder.volume.drivers import lvm_driver
+from tests.support.fake_storage import FakeTgtadm
 from tests.support.minicinder_inprocess import connector
 from tests.support.minicinder_inprocess import make_conf
-from tests.support.fake_storage import FakeTgtadm
 
 INSTANCES = ("61c7b6f4-1d2b-4b5f-9f51-5d6a3a4c8b01",
              "61c7b6f4-1d2b-4b5f-9f51-5d6a3a4c8b02")

@@ -18,14 +18,14 @@ import pytest
 from minicinder import service
 from minicinder.compute import nova as nova_api
 from minicinder.db import session as db_session
-from minicinder.volume.drivers import fake
 from minicinder.volume import manager as volume_manager
-from tests.unit import fake_keystone
+from minicinder.volume.drivers import fake
 from tests.support.minicinder_inprocess import PROJECT
 from tests.support.minicinder_inprocess import CinderClient
 from tests.support.minicinder_inprocess import FakeNova
 from tests.support.minicinder_inprocess import connector
 from tests.support.minicinder_inprocess import make_conf
+from tests.unit import fake_keystone
 
 INSTANCE = "51c7b6f4-1d2b-4b5f-9f51-5d6a3a4c8b33"
 NOVA_MESSAGE = "Detach volume from instance %s using the Compute API" \

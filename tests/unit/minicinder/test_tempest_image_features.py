@@ -20,8 +20,8 @@ def image_stack(tmp_path):
 
     from minicinder import service
     from minicinder.db import session as db_session
-    from minicinder.volume.drivers import fake
     from minicinder.volume import manager as volume_manager
+    from minicinder.volume.drivers import fake
     from tests.support import minicinder_inprocess as inprocess
 
     image_dir = tmp_path / "images" / IMAGE

@@ -27,8 +27,8 @@ import pytest
 
 from minicinder import service
 from minicinder.db import session as db_session
-from minicinder.volume.drivers import fake
 from minicinder.volume import manager as volume_manager
+from minicinder.volume.drivers import fake
 from tests.support import minicinder_inprocess as inprocess
 from tests.unit.minicinder import tempest_schemas
 

@@ -4,9 +4,9 @@ driver and the fake Cinder of ``tests.support.fake_cinder``, and one
 ACTIVE server on it) that the manager, reboot/console, fault and
 reconciler tests share."""
 
+from oslo_config import cfg
 import oslo_messaging as messaging
 import pytest
-from oslo_config import cfg
 
 from minicompute import conf as compute_conf
 from minicompute import rpcapi

@@ -6,10 +6,10 @@ them, then answers. The requests themselves are tested against a real
 HTTP server in ``tests/unit/minicompute/cinder_client``.
 """
 
-import pytest
 from cinderclient import exceptions as cinder_exception
 from keystoneauth1 import exceptions as ks_exception
 from oslo_config import cfg
+import pytest
 
 from minicompute import exception
 from minicompute.volume import cinder

@@ -1,9 +1,9 @@
 """``compute_nodes``: migration 0005 and the data access around it."""
 
-import pytest
-import sqlalchemy as sa
 from alembic import autogenerate
 from alembic.migration import MigrationContext
+import pytest
+import sqlalchemy as sa
 
 from minicompute import exception
 from minicompute.db import MIGRATIONS_DIR

@@ -2,8 +2,8 @@
 to Cinder's size, and the instance action records it (or its fault)."""
 
 from minicompute import exception
-from ministack import context
 from minicompute.db import api as db_api
+from ministack import context
 from tests.unit.minicompute.manager_flow import action_events
 from tests.unit.minicompute.manager_flow import api_attach
 

@@ -7,10 +7,10 @@ client mode off a root daemon would try to sudo a privsep-helper.
 
 import os
 
-import os_brick.privileged
-import pytest
 from os_brick.initiator.connectors import base as brick_base
+import os_brick.privileged
 from oslo_config import cfg
+import pytest
 
 from minicompute.virt.libvirt import initiator
 

@@ -12,11 +12,11 @@ driver hands it and can fail with os-brick's own exceptions.
 import copy
 import xml.etree.ElementTree as ET
 
-import pytest
 from os_brick import exception as brick_exception
 from os_brick.initiator import connector as brick_connector
 from os_brick.initiator.connectors import fake as brick_fake
 from os_brick.initiator.connectors import iscsi as brick_iscsi
+import pytest
 
 from minicompute.virt.libvirt.volume import iscsi
 

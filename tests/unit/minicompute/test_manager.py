@@ -10,11 +10,11 @@ import json
 
 import pytest
 
-from minicompute import power_state
 from minicompute import exception
+from minicompute import power_state
+from minicompute.db import api as db_api
 from ministack import context
 from ministack import exception as ms_exception
-from minicompute.db import api as db_api
 from tests.unit.minicompute.manager_flow import action_events
 from tests.unit.minicompute.manager_flow import api_attach
 

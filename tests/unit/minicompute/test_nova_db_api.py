@@ -3,8 +3,8 @@
 import pytest
 
 from minicompute import exception
-from ministack import context
 from minicompute.db import api as db_api
+from ministack import context
 
 
 def test_instance_get_is_project_scoped(ctxt, admin_ctxt, instance):

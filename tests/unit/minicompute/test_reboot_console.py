@@ -5,10 +5,10 @@ import pytest
 
 from minicompute import exception
 from minicompute import utils
+from minicompute.db import api as db_api
 from minicompute.virt.libvirt import config
 from minicompute.virt.libvirt import console
 from minicompute.virt.libvirt import reboot
-from minicompute.db import api as db_api
 from tests.unit.minicompute.manager_flow import action_events
 
 # ``stack`` (a ComputeService on fake:/ with the fake driver) and

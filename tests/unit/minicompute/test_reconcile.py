@@ -5,11 +5,11 @@ import datetime
 import pytest
 
 from minicompute import reconcile
-from ministack import context
-from ministack import db
 from minicompute.db import api as db_api
 from minicompute.db import models
 from minicompute.db.session import scope
+from ministack import context
+from ministack import db
 from tests.unit.minicompute.manager_flow import api_attach
 
 

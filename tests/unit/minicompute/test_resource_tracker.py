@@ -10,8 +10,8 @@ runs a second minicompute.
 import json
 import logging
 
-import pytest
 from oslo_config import cfg
+import pytest
 
 from minicompute import conf as compute_conf
 from minicompute import exception

@@ -1,11 +1,12 @@
 """Fixtures of the ministack unit tests."""
 
-import pytest
 from oslo_config import cfg
 from osprofiler import profiler
 from osprofiler import web
+import pytest
 
 from ministack.trace import profiler as ms_profiler
+
 
 @pytest.fixture
 def store(tmp_path):

@@ -3,17 +3,17 @@
 import json
 import os
 
+from oslo_config import cfg
 import pytest
 import sqlalchemy as sa
-from oslo_config import cfg
 
+from minicompute.db import MIGRATIONS_DIR as NOVA_MIGRATIONS
 from ministack import config
 from ministack import context as ms_context
 from ministack import db
 from ministack import exception
 from ministack import executor
 from ministack import wsgi
-from minicompute.db import MIGRATIONS_DIR as NOVA_MIGRATIONS
 
 
 def test_exception_formats_its_template():

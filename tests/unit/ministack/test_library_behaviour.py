@@ -6,8 +6,8 @@ import importlib.metadata
 import inspect
 
 import futurist
-import oslo_messaging
 from oslo_config import cfg
+import oslo_messaging
 from oslo_messaging import server as messaging_server
 from oslo_messaging._drivers import amqpdriver
 

@@ -9,8 +9,8 @@ downgrade gives the (empty) tables back.
 
 import sqlalchemy as sa
 
-from ministack import db
 from minicompute.db import MIGRATIONS_DIR
+from ministack import db
 
 IDENTITY_TABLES = {"project", "user", "role", "assignment",
                    "application_credential", "application_credential_role"}

@@ -7,9 +7,9 @@ warming its own stack and malloc caches (issue 16: +6 MB of RSS)."""
 import threading
 
 import futurist
+from oslo_config import cfg
 import oslo_messaging as messaging
 import pytest
-from oslo_config import cfg
 
 from ministack import context
 from ministack import library_behaviour

@@ -11,7 +11,11 @@ from ministack.trace import hops
 from ministack.trace import phases
 from ministack.trace import profiler as ms_profiler
 from tests.support.minicinder_inprocess import make_conf
-from tests.unit.ministack.trace_rows import BASE, Rows, by_id, own, wsgi_info
+from tests.unit.ministack.trace_rows import BASE
+from tests.unit.ministack.trace_rows import Rows
+from tests.unit.ministack.trace_rows import by_id
+from tests.unit.ministack.trace_rows import own
+from tests.unit.ministack.trace_rows import wsgi_info
 
 PROJ = "/v3/0123456789abcdef0123456789abcdef"
 SERVER = "51c7b6f4-1d2b-4b5f-9f51-5d6a3a4c8b33"

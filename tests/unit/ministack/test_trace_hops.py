@@ -5,10 +5,17 @@ import json
 import re
 
 from osprofiler import profiler
+
 from ministack.trace import hops
 from ministack.trace import naming
-from tests.unit.ministack.trace_rows import (
-    BASE, CHAP, TOKEN, Rows, attach_rows, by_id, own, wsgi_info)
+from tests.unit.ministack.trace_rows import BASE
+from tests.unit.ministack.trace_rows import CHAP
+from tests.unit.ministack.trace_rows import TOKEN
+from tests.unit.ministack.trace_rows import Rows
+from tests.unit.ministack.trace_rows import attach_rows
+from tests.unit.ministack.trace_rows import by_id
+from tests.unit.ministack.trace_rows import own
+from tests.unit.ministack.trace_rows import wsgi_info
 
 
 def test_attach_spans_become_the_seeds_hops():

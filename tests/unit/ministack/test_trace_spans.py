@@ -6,23 +6,25 @@ action names on both sides of a REST hop."""
 import json
 import logging
 import threading
-import oslo_messaging as messaging
-import pytest
+
 from oslo_config import cfg
+import oslo_messaging as messaging
 from osprofiler import profiler
 from osprofiler import web
+import pytest
+
 from ministack import executor
 from ministack import request_log
 from ministack import rpc
 from ministack import wsgi
 from ministack.context import RequestContext
-from ministack_course import trace_cmd as cmd
 from ministack.trace import hops
 from ministack.trace import middleware
 from ministack.trace import profiler as ms_profiler
 from ministack.trace import storage
-from tests.unit.ministack.trace_rows import (
-    BASE, CHAP)
+from ministack_course import trace_cmd as cmd
+from tests.unit.ministack.trace_rows import BASE
+from tests.unit.ministack.trace_rows import CHAP
 
 
 def test_spans_round_trip_through_the_sql_store(store):

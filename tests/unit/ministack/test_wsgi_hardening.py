@@ -8,8 +8,8 @@ import json
 import pytest
 
 from ministack import exception
-from ministack import microversion as mv
 from ministack import json_text
+from ministack import microversion as mv
 from ministack import wsgi
 
 LIMIT = 2048

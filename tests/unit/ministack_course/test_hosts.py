@@ -9,25 +9,28 @@ import json
 import re
 import socket
 
-import pytest
 from oslo_config import cfg
 from osprofiler import profiler
 from osprofiler import web as osprofiler_web
+import pytest
 
 from ministack import executor
 from ministack import rpc
 from ministack import wsgi
 from ministack.context import RequestContext
-from ministack_course import trace_cmd as cmd
 from ministack.trace import hops
-from ministack_course import lanes
 from ministack.trace import middleware
 from ministack.trace import profiler as ms_profiler
 from ministack.trace import storage
+from ministack_course import lanes
+from ministack_course import trace_cmd as cmd
 from ministack_course import web
 from tests.support import journey_traces as traces
-from tests.unit.ministack.trace_rows import (
-    BASE, Rows, attach_rows, by_id, own)
+from tests.unit.ministack.trace_rows import BASE
+from tests.unit.ministack.trace_rows import Rows
+from tests.unit.ministack.trace_rows import attach_rows
+from tests.unit.ministack.trace_rows import by_id
+from tests.unit.ministack.trace_rows import own
 
 
 @pytest.fixture

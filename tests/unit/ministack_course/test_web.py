@@ -7,10 +7,10 @@ tests/functional/journey_page/.)"""
 import json
 import re
 
-import pytest
 from oslo_config import cfg
 from osprofiler import notifier
 from osprofiler import profiler
+import pytest
 
 from ministack.trace import storage
 from ministack_course import web

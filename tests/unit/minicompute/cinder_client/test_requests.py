@@ -10,17 +10,18 @@ keystoneauth upgrade that changes them shows here.
 
 import json
 
-import pytest
 from cinderclient import exceptions as cinder_exception
 from keystoneauth1 import plugin as ks_plugin
 from osprofiler import profiler
+import pytest
 
 from minicompute import exception
 from ministack import context
 from ministack import exception as ms_exception
 from ministack.identity import client as identity_client
 from ministack.identity import conf as identity_conf
-from tests.support.cinder_server import GOT_VOLUME, nova_api
+from tests.support.cinder_server import GOT_VOLUME
+from tests.support.cinder_server import nova_api
 
 # What the old client returned for ANSWER's attachment.
 GOT_ATTACHMENT = {
