@@ -30,7 +30,7 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RPCAPI_MODULES = ("minicompute/rpcapi.py",)
 EXEMPT = RPCAPI_MODULES + ("ministack/rpc.py",)
 DEFAULT_PATHS = ("ministack", "miniapi", "minicompute", "minicinder",
-                 "ministack_audit", "tests", "tools")
+                 "ministack_audit", "ministack_course", "tests", "tools")
 # Callables that take a topic or an RPC method name.
 RPC_CALLS = ("cast", "call", "prepare", "Target")
 
@@ -69,10 +69,17 @@ def rpc_names(rpcapi_source):
             for kw in node.keywords:
                 if kw.arg == "topic" and isinstance(kw.value, ast.Constant):
                     names[kw.value.value] = "topic"
-        elif called in ("cast", "call") and len(node.args) >= 2 and \
-                isinstance(node.args[1], ast.Constant) and \
-                isinstance(node.args[1].value, str):
-            names.setdefault(node.args[1].value, "method")
+        elif called in ("cast", "call"):
+            # cctxt.cast(ctxt, "name", ...) or, through ministack.rpc's
+            # traced helpers, rpc.cast(cctxt, ctxt, "name", ...).
+            through_rpc = isinstance(node.func, ast.Attribute) and \
+                isinstance(node.func.value, ast.Name) and \
+                node.func.value.id == "rpc"
+            index = 2 if through_rpc else 1
+            if len(node.args) > index and \
+                    isinstance(node.args[index], ast.Constant) and \
+                    isinstance(node.args[index].value, str):
+                names.setdefault(node.args[index].value, "method")
     return names
 
 

@@ -84,9 +84,15 @@ class _KeepAlive(simple_server.WSGIRequestHandler):
         handler = _ServerHandler(self.rfile, self.wfile, self.get_stderr(),
                                  self.get_environ(), multithread=True)
         handler.request_handler = self
+        # Counted before answering: a test that sets close_after once
+        # the previous answer arrived must not close that request's
+        # connection under the next one.
+        cinder = self.server.cinder
+        close = cinder.close_after > 0
+        if close:
+            cinder.close_after -= 1
         handler.run(self.server.get_app())
-        if self.server.cinder.close_after:
-            self.server.cinder.close_after -= 1
+        if close:
             self.close_connection = True
 
     def log_message(self, *args):

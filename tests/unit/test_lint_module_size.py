@@ -66,5 +66,5 @@ def test_offenders_are_listed_longest_first(lint, tmp_path):
 def test_only_the_production_packages_are_checked(lint):
     assert set(lint.DEFAULT_PATHS) == {
         "ministack", "miniapi", "minicompute", "minicinder",
-        "ministack_audit"}
+        "ministack_audit", "ministack_course"}
     assert lint.MAX_LINES == 400

@@ -167,7 +167,7 @@ def test_list_records_render_as_orm_volumes(stack, listed_volumes, admin,
         records = reads.volume_list(session.connection(),
                                     db.volume_list_select(session, ctx, {},
                                                           **page))
-    with svc.app.app.test_request_context(base_url="http://h:8776"):
+    with svc.app.application.app.test_request_context(base_url="http://h:8776"):
         expected = views.volume_list(orm_volumes, ctx, api_version, True,
                                      page.get("limit"))
         got = views.volume_list(records, ctx, api_version, True,

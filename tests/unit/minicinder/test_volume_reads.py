@@ -61,12 +61,12 @@ def test_record_renders_as_orm_volume(stack, busy_volume, admin, version):
     ctx = _ctx(admin)
     with svc.database.read() as session:
         orm_volume = db.volume_get(session, ctx, vol)
-        with svc.app.app.test_request_context(base_url="http://h:8776"):
+        with svc.app.application.app.test_request_context(base_url="http://h:8776"):
             expected = views.volume_detail(
                 orm_volume, ctx, microversion.APIVersion(version))
     with svc.database.read_connection() as conn:
         record = reads.volume_get(conn, ctx, vol)
-    with svc.app.app.test_request_context(base_url="http://h:8776"):
+    with svc.app.application.app.test_request_context(base_url="http://h:8776"):
         got = views.volume_detail(record, ctx,
                                   microversion.APIVersion(version))
     assert got == expected
