@@ -20,10 +20,6 @@ then ``keystonecontext`` (``NovaKeystoneContext``,
 * :func:`is_public` says which requests skip both: version discovery
   (``GET /``, ``GET /v2.1``, ``GET /v3/``), which upstream's paste
   pipelines route around auth_token;
-* :class:`AuthProtocol` is that middleware asking keystone once for a
-  token that many uncached requests bring at once (the rest wait for its
-  answer): a burst of 32 attaches with one token, its cache entry just
-  expired, made auth_token validate it up to 32 times in each process;
 * :func:`malformed_token` names a token no keystone could have issued
   (too long, or not printable ASCII): it gets auth_token's 401 without
   a trip to keystone. Passed on, a 20000-byte token overflows keystone's
@@ -34,7 +30,6 @@ then ``keystonecontext`` (``NovaKeystoneContext``,
 """
 
 import re
-import threading
 
 from keystonemiddleware import auth_token
 
@@ -86,65 +81,6 @@ def is_public(environ):
         bool(PUBLIC_PATH_RE.match(environ.get("PATH_INFO", "")))
 
 
-class _Flight:
-    """One validation at keystone, and what it answered."""
-
-    def __init__(self, done):
-        self.done = done
-        self.data = None
-
-
-class OneValidationPerToken:
-    """keystonemiddleware's identity server, asked once at a time per
-    token: callers that bring a token already being validated wait for
-    that answer instead of asking again. Only a valid token's answer is
-    shared; after a refusal (not cached by auth_token either) each waiter
-    asks for itself, as before. Everything else is the server's."""
-
-    #: How long a waiter trusts the first caller before asking itself.
-    WAIT_SECONDS = 60
-    _new_event = threading.Event
-
-    def __init__(self, server):
-        self._server = server
-        self._flights = {}      # (token, allow_expired) -> _Flight
-        self._flights_lock = threading.Lock()
-
-    def __getattr__(self, name):
-        return getattr(self._server, name)
-
-    def verify_token(self, user_token, retry=True, allow_expired=False):
-        key = (user_token, allow_expired)
-        with self._flights_lock:
-            flight = self._flights.get(key)
-            first = flight is None
-            if first:
-                flight = self._flights[key] = _Flight(self._new_event())
-        if not first:
-            if flight.done.wait(self.WAIT_SECONDS) and \
-                    flight.data is not None:
-                return flight.data
-            return self._server.verify_token(
-                user_token, retry=retry, allow_expired=allow_expired)
-        try:
-            flight.data = self._server.verify_token(
-                user_token, retry=retry, allow_expired=allow_expired)
-            return flight.data
-        finally:
-            with self._flights_lock:
-                del self._flights[key]
-            flight.done.set()
-
-
-class AuthProtocol(auth_token.AuthProtocol):
-    """auth_token, with one validation in flight per token
-    (:class:`OneValidationPerToken`). A request whose token is cached is
-    answered from the cache as before, without waiting on anything."""
-
-    def _create_identity_server(self):
-        return OneValidationPerToken(super()._create_identity_server())
-
-
 def auth_protocol(app, conf):
     """keystonemiddleware's auth_token around ``app``, configured from
     ``conf``'s ``[keystone_authtoken]`` (registered there if needed).
@@ -153,7 +89,7 @@ def auth_protocol(app, conf):
         middleware could not authenticate itself to keystone, and every
         request would fail).
     """
-    protocol = AuthProtocol(app, {"oslo_config_config": conf})
+    protocol = auth_token.AuthProtocol(app, {"oslo_config_config": conf})
     if not conf[GROUP].auth_type:
         raise exception.ConfigError(
             reason="auth_strategy = keystone needs [%s] auth_type "

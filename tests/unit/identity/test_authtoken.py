@@ -6,10 +6,7 @@ answered from a table (``tests/unit/fake_keystone.py``).
 """
 
 import json
-import threading
-import time
 
-from keystonemiddleware.auth_token import _identity
 from oslo_config import cfg
 import pytest
 
@@ -227,65 +224,3 @@ def test_tokens_no_keystone_issues_get_401_without_asking_it(app, keystone):
     assert authtoken.malformed_token(
         {"HTTP_X_AUTH_TOKEN": "x" * authtoken.MAX_TOKEN_BYTES}) is None
     assert _call(app, "/v3/p1/volumes", {"X-Auth-Token": good})[0] == 200
-
-
-class _CountedFlight(threading.Event):
-    """A flight that counts the requests waiting on it."""
-    waiting = 0
-    lock = threading.Lock()
-
-    def wait(self, timeout=None):
-        with _CountedFlight.lock:
-            _CountedFlight.waiting += 1
-        return super().wait(timeout)
-
-
-def _burst(app, keystone, monkeypatch, token, n=8):
-    """``n`` requests with ``token`` at once, keystone's answer held back
-    until the other ``n - 1`` wait on the first; their statuses."""
-    release = threading.Event()
-    verify = _identity.IdentityServer.verify_token
-
-    def slow_verify(server, *args, **kwargs):
-        assert release.wait(10)
-        return verify(server, *args, **kwargs)
-    monkeypatch.setattr(_identity.IdentityServer, "verify_token", slow_verify)
-    monkeypatch.setattr(authtoken.OneValidationPerToken, "_new_event",
-                        _CountedFlight)
-    monkeypatch.setattr(_CountedFlight, "waiting", 0)
-    statuses = []
-
-    def one():
-        statuses.append(_call(app, "/v3/p1/x", {"X-Auth-Token": token})[0])
-    threads = [threading.Thread(target=one) for _ in range(n)]
-    for thread in threads:
-        thread.start()
-    deadline = time.monotonic() + 10
-    while _CountedFlight.waiting < n - 1 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert _CountedFlight.waiting == n - 1
-    release.set()
-    for thread in threads:
-        thread.join(10)
-        assert not thread.is_alive()
-    return statuses
-
-
-def test_a_burst_with_one_token_asks_keystone_once(app, keystone,
-                                                    monkeypatch):
-    """Eight requests bring the same uncached token at once: the first
-    asks keystone, the others wait and read its cached answer."""
-    token = keystone.issue("u1", "p1", ["member"])
-    assert _burst(app, keystone, monkeypatch, token) == [200] * 8
-    assert keystone.fetched == [token]
-    assert app.auth_token._identity_server._flights == {}
-
-
-def test_a_burst_with_a_refused_token_is_each_refused(app, keystone,
-                                                      monkeypatch):
-    """A refused token is not cached: after the first answer, each
-    waiter asks for itself and gets the 401 (nothing is shared but a
-    valid answer)."""
-    assert _burst(app, keystone, monkeypatch, "no-such-token") == [401] * 8
-    assert keystone.fetched == ["no-such-token"] * 8
-    assert app.auth_token._identity_server._flights == {}
