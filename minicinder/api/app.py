@@ -34,6 +34,7 @@ from minicinder.volume import metadata as metadata_api
 from minicinder.volume import quota_api
 from minicinder.volume import service_api
 from minicinder.volume import transfer_api
+from minicinder.volume import type_api
 from ministack import config
 from ministack import microversion
 from ministack import wsgi
@@ -62,6 +63,7 @@ def create_app(conf, volume_api, attachment_api, actions):
         conf=conf, volumes=volume_api, attachments=attachment_api,
         actions=actions, max_body=max_body,
         metadata=metadata_api.VolumeMetadataAPI(database),
+        volume_types=type_api.VolumeTypeAPI(database, conf),
         service_api=service_api.ServiceAPI(database, conf),
         quotas=quota_api.QuotaAPI(database, conf),
         transfers=transfer_api.TransferAPI(database, conf))

@@ -32,7 +32,7 @@ def _type_id(type_id):
 def index(type_id):
     validation.query(())
     type_id = _type_id(type_id)
-    projects = common.services().volumes.type_access_list(
+    projects = common.services().volume_types.access_list(
         common.context(), type_id)
     return flask.jsonify({"volume_type_access": [
         {"volume_type_id": type_id, "project_id": project}
@@ -43,7 +43,7 @@ def index(type_id):
 def action(type_id):
     body = validation.body(action_body, common.max_body())
     (name, args), = body.items()
-    common.services().volumes.type_access_change(
+    common.services().volume_types.access_change(
         common.context(), _type_id(type_id), args["project"],
         add=name == "addProjectAccess")
     return "", 202

@@ -26,7 +26,7 @@ def index():
     validation.query(("is_public", "limit", "marker", "sort", "sort_key",
                       "sort_dir"))
     ctx = _ctx()
-    vtypes = common.services().volumes.type_get_all(ctx)
+    vtypes = common.services().volume_types.get_all(ctx)
     return flask.jsonify({"volume_types": [views.volume_type(t, ctx)
                                            for t in vtypes]})
 
@@ -35,9 +35,9 @@ def index():
 def show(type_id):
     """``default`` names the configured default type, as upstream."""
     ctx = _ctx()
-    volumes = common.services().volumes
-    vtype = (volumes.type_get_default(ctx) if type_id == "default"
-             else volumes.type_get(ctx, type_id))
+    volume_types = common.services().volume_types
+    vtype = (volume_types.get_default(ctx) if type_id == "default"
+             else volume_types.get(ctx, type_id))
     return flask.jsonify({"volume_type": views.volume_type(vtype, ctx)})
 
 
@@ -51,7 +51,7 @@ def create():
         raise exception.InvalidInput(
             reason="Volume type name can not be empty.")
     ctx = _ctx()
-    vtype = svc.volumes.type_create(
+    vtype = svc.volume_types.create(
         ctx, data["name"].strip(), data.get("description"),
         data.get("os-volume-type-access:is_public", True),
         data.get("extra_specs"))
@@ -74,7 +74,7 @@ def update(type_id):
             reason="Specify volume type name, description, is_public or a "
                    "combination thereof.")
     ctx = _ctx()
-    vtype = common.services().volumes.type_update(
+    vtype = common.services().volume_types.update(
         ctx, type_id, name=name.strip() if name else None,
         description=data.get("description"),
         is_public=validation.boolean(data["is_public"], "is_public")
@@ -87,14 +87,14 @@ def update(type_id):
 def delete(type_id):
     validation.uuid_arg(type_id, lambda v: exception.VolumeTypeNotFound(
         volume_type_id=v))
-    common.services().volumes.type_delete(_ctx(), type_id)
+    common.services().volume_types.delete(_ctx(), type_id)
     return "", 202
 
 
 @bp.get("/types/<type_id>/extra_specs")
 def extra_specs_index(type_id):
     ctx = _ctx()
-    vtype = common.services().volumes.type_get(ctx, type_id)
+    vtype = common.services().volume_types.get(ctx, type_id)
     return flask.jsonify({"extra_specs": views.type_extra_specs(vtype, ctx)})
 
 
@@ -103,7 +103,7 @@ def extra_specs_create(type_id):
     svc = common.services()
     data = validation.body(schemas.extra_specs_create,
                            common.max_body())
-    svc.volumes.type_set_extra_specs(_ctx(), type_id, data["extra_specs"])
+    svc.volume_types.set_extra_specs(_ctx(), type_id, data["extra_specs"])
     return flask.jsonify({"extra_specs": data["extra_specs"]})
 
 
@@ -111,7 +111,7 @@ def extra_specs_create(type_id):
 def extra_spec_show(type_id, key):
     """``{key: value}``, 404 when the type has no such (visible) key."""
     ctx = _ctx()
-    vtype = common.services().volumes.type_get(ctx, type_id)
+    vtype = common.services().volume_types.get(ctx, type_id)
     specs = views.type_extra_specs(vtype, ctx)
     if key not in specs:
         raise exception.VolumeTypeExtraSpecsNotFound(
@@ -128,11 +128,11 @@ def extra_spec_update(type_id, key):
             reason="Request body contains too many items.")
     if key not in data:
         raise exception.InvalidInput(reason="Request body and URI mismatch")
-    common.services().volumes.type_set_extra_specs(_ctx(), type_id, data)
+    common.services().volume_types.set_extra_specs(_ctx(), type_id, data)
     return flask.jsonify(data)
 
 
 @bp.delete("/types/<type_id>/extra_specs/<key>")
 def extra_spec_delete(type_id, key):
-    common.services().volumes.type_delete_extra_spec(_ctx(), type_id, key)
+    common.services().volume_types.delete_extra_spec(_ctx(), type_id, key)
     return "", 202

@@ -32,9 +32,9 @@ def is_true_spec(value):
     return str(value).strip().lower() in ("<is> true", "true")
 
 
-class VolumeAPI(type_api.VolumeTypeMethods):
-    """Volumes, and types (:class:`~minicinder.volume.type_api.
-    VolumeTypeMethods`). Attachments live in ``volume/attachments.py``."""
+class VolumeAPI:
+    """What a request may do to volumes. Types live in
+    ``volume/type_api.py``, attachments in ``volume/attachments.py``."""
 
     def __init__(self, database, manager, conf, service=None):
         """:param service: the volume service's
@@ -234,8 +234,8 @@ class VolumeAPI(type_api.VolumeTypeMethods):
         LOG.info("Extending %s volume %s from %s to %s GiB",
                  "attached" if in_use else "available", volume_id,
                  volume.size, new_size)
-        self.manager.extend_volume_async(volume_id, new_size,
-                                         attached=in_use, ctx=ctx)
+        self.manager.extender.extend_volume_async(
+            volume_id, new_size, attached=in_use, ctx=ctx)
 
     def extend_volume_completion(self, ctx, volume_id, error):
         """3.71 ``os-extend_volume_completion``: nova's answer to a

@@ -1,4 +1,4 @@
-"""The extend jobs of the volume manager (a mixin of ``VolumeManager``).
+"""The extend jobs of the volume manager.
 
 An available volume grows and is available again; an in-use one (3.42)
 grows in place, as upstream's ``VolumeManager.extend_volume``:
@@ -30,15 +30,18 @@ from ministack.trace import profiler as trace_profiler
 LOG = logging.getLogger(__name__)
 
 
-class ExtendJobs:
-    """Needs the manager's ``executor``, ``driver``, ``database``,
-    ``compute``, ``_ref`` and ``_transition``."""
+class VolumeExtender:
+    """Grows the manager's volumes: the job runs in the manager's pool,
+    its driver grows the device, its ``compute`` adapter tells Nova."""
+
+    def __init__(self, manager):
+        self.manager = manager
 
     def extend_volume_async(self, volume_id, new_size, attached=False,
                             ctx=None):
         """The extend in the manager's pool, inside the request's trace
         (when it has one): cinder-volume's hops follow the os-extend's."""
-        return self.executor.submit(
+        return self.manager.executor.submit(
             trace_profiler.carried(self._traced_extend), volume_id,
             new_size, attached=attached, ctx=ctx)
 
@@ -61,7 +64,7 @@ class ExtendJobs:
         :param ctx: the request's context (its request id goes to Nova).
         """
         with locks.lock("minicinder-volume-%s" % volume_id):
-            ref = self._ref(volume_id)
+            ref = self.manager.ref(volume_id)
             if attached:
                 done = self._extend_attached(ref, new_size)
             else:
@@ -71,14 +74,14 @@ class ExtendJobs:
 
     def _extend_available(self, ref, new_size):
         try:
-            update = self.driver.extend_volume(ref, new_size) or {}
+            update = self.manager.driver.extend_volume(ref, new_size) or {}
         except Exception as exc:
             LOG.error("Volume %s could not be extended to %s GiB: %s",
                       ref.id, new_size, exc)
-            self._transition(ref.id, "extend_failed")
+            self.manager.transition(ref.id, "extend_failed")
             return False
         update["size"] = new_size
-        if not self._transition(ref.id, "extend_done", update):
+        if not self.manager.transition(ref.id, "extend_done", update):
             LOG.warning("Volume %s left 'extending' during the extend",
                         ref.id)
         LOG.info("Volume %s extended to %s GiB", ref.id, new_size)
@@ -86,11 +89,11 @@ class ExtendJobs:
 
     def _extend_attached(self, ref, new_size):
         try:
-            self.driver.extend_attached_volume(ref, new_size)
+            self.manager.driver.extend_attached_volume(ref, new_size)
         except exception.VolumeCannotExtendInPlace as exc:
             LOG.warning("Volume %s stays %s GiB: %s", ref.id, ref.size,
                         exc.format_message())
-            self._transition(ref.id, "extend_attached_done")
+            self.manager.transition(ref.id, "extend_attached_done")
             return False
         except exception.TargetUpdateFailed:
             LOG.warning("Volume %s extended but failed to update target.",
@@ -98,9 +101,9 @@ class ExtendJobs:
         except Exception as exc:
             LOG.error("Volume %s could not be extended to %s GiB while "
                       "attached: %s", ref.id, new_size, exc)
-            self._transition(ref.id, "extend_failed")
+            self.manager.transition(ref.id, "extend_failed")
             return False
-        if not self._transition(ref.id, "extend_attached_done",
+        if not self.manager.transition(ref.id, "extend_attached_done",
                                 {"size": new_size}):
             LOG.warning("Volume %s left 'extending' during the extend",
                         ref.id)
@@ -111,7 +114,7 @@ class ExtendJobs:
     def _tell_nova(self, ctx, volume_id):
         """``volume-extended`` for each server using the volume (errors
         are logged: the volume has grown whatever Nova answers)."""
-        with self.database.read() as session:
+        with self.manager.database.read() as session:
             servers = sorted(set(session.scalars(
                 sa.select(models.VolumeAttachment.instance_uuid).where(
                     models.VolumeAttachment.volume_id == volume_id,
@@ -121,13 +124,14 @@ class ExtendJobs:
                     models.VolumeAttachment.instance_uuid.is_not(None)))))
         if not servers:
             return
-        if self.compute is None or not self.compute.configured:
+        compute = self.manager.compute
+        if compute is None or not compute.configured:
             LOG.warning("Volume %s grew while attached to %s, but there is "
                         "no Nova to tell ([nova] endpoint)", volume_id,
                         ", ".join(servers))
             return
         try:
-            self.compute.extend_volume(ctx, servers, volume_id)
+            compute.extend_volume(ctx, servers, volume_id)
         except exception.ComputeAPIUnavailable as exc:
             LOG.error("Could not tell Nova that volume %s was extended: %s",
                       volume_id, exc.format_message())

@@ -63,7 +63,7 @@ def volume_lock(volume_id):
     return locks.lock("minicinder-volume-%s" % volume_id)
 
 
-class VolumeManager(extend.ExtendJobs):
+class VolumeManager:
     """Creates, deletes, exports and connects volumes through a driver.
 
     :param database: a :class:`minicinder.db.session.Database`.
@@ -82,6 +82,7 @@ class VolumeManager(extend.ExtendJobs):
         # The Nova adapter (``compute.nova.API``), told of extends of
         # attached volumes; set by the service (None: nobody to tell).
         self.compute = None
+        self.extender = extend.VolumeExtender(self)
 
     def _new_executor(self):
         return concurrent.futures.ThreadPoolExecutor(
@@ -110,13 +111,13 @@ class VolumeManager(extend.ExtendJobs):
                 LOG.warning("Volume %s was being created when the service "
                             "stopped; marking it error", ref.id)
                 self._safe(self.driver.delete_volume, ref)
-                self._transition(ref.id, "create_failed")
+                self.transition(ref.id, "create_failed")
             elif status == states.DELETING:
                 self.executor.submit(self.delete_volume, ref.id)
             elif status == states.EXTENDING:
                 LOG.warning("Volume %s was being extended when the service "
                             "stopped; marking it error_extending", ref.id)
-                self._transition(ref.id, "extend_failed")
+                self.transition(ref.id, "extend_failed")
             elif ref.provider_location:
                 try:
                     self._ensure_export(ref, initiators)
@@ -205,7 +206,7 @@ class VolumeManager(extend.ExtendJobs):
     def create_volume(self, volume_id, image=None):
         """creating -> available (with ``image``'s data copied in), or
         error with the reason logged."""
-        ref = self._ref(volume_id)
+        ref = self.ref(volume_id)
         try:
             update = self.driver.create_volume(ref) or {}
             if image is not None:
@@ -213,10 +214,10 @@ class VolumeManager(extend.ExtendJobs):
         except Exception as exc:
             LOG.error("Volume %s could not be created: %s", volume_id, exc)
             self._safe(self.driver.delete_volume, ref)
-            self._transition(volume_id, "create_failed")
+            self.transition(volume_id, "create_failed")
             return
         update["launched_at"] = ms_db.utcnow()
-        if not self._transition(volume_id, "create_done", update):
+        if not self.transition(volume_id, "create_done", update):
             LOG.error("Volume %s left 'creating' during create; removing "
                       "its device", volume_id)
             self._safe(self.driver.delete_volume, ref)
@@ -226,13 +227,13 @@ class VolumeManager(extend.ExtendJobs):
     def delete_volume(self, volume_id):
         """deleting -> deleted (wiped first), or error_deleting."""
         with volume_lock(volume_id):
-            ref = self._ref(volume_id)
+            ref = self.ref(volume_id)
             try:
                 self.driver.delete_volume(ref)
             except Exception as exc:
                 LOG.error("Volume %s could not be deleted: %s",
                           volume_id, exc)
-                self._transition(volume_id, "delete_failed")
+                self.transition(volume_id, "delete_failed")
                 return
             with self.database.write() as session:
                 db.volume_soft_delete(session, volume_id)
@@ -257,7 +258,7 @@ class VolumeManager(extend.ExtendJobs):
         """
         volume_driver.require_initiator(connector)
         if ref is None:
-            ref = self._ref(volume_id)
+            ref = self.ref(volume_id)
         if ref.provider_location:
             try:
                 return self.driver.initialize_connection(ref, connector)
@@ -349,7 +350,7 @@ class VolumeManager(extend.ExtendJobs):
             return (volume_driver.VolumeRef.from_model(volume),
                     volume.status, self._initiators(volume))
 
-    def _ref(self, volume_id):
+    def ref(self, volume_id):
         """The volume's :class:`VolumeRef`: its four columns, one Core
         select (loading the ``Volume`` model cost five statements)."""
         return self.database.read_rows(self._read_ref, volume_id)
@@ -364,7 +365,9 @@ class VolumeManager(extend.ExtendJobs):
         return (cls._read_ref(conn, volume_id),
                 handshake_db.attachment_connectors(conn, volume_id))
 
-    def _transition(self, volume_id, action, values=None):
+    def transition(self, volume_id, action, values=None):
+        """Move the volume along ``states``' ``action``; False when its
+        status no longer allows it."""
         with self.database.write() as session:
             volume = session.get(models.Volume, volume_id)
             return db.volume_transition(session, volume, action, values)

@@ -1,6 +1,5 @@
 """What a request may do to volume types, their extra specs and their
-access lists (mixed into :class:`minicinder.volume.api.VolumeAPI`, whose
-``database`` and ``conf`` it uses).
+access lists.
 
 Reading follows visibility: a public type is everyone's, a private one
 its access list's projects' and the admins'. Changing anything is for
@@ -23,11 +22,14 @@ def require_admin(ctx, action):
         raise exception.PolicyNotAuthorized(action=action)
 
 
-class VolumeTypeMethods:
-    """Needs ``self.database`` and ``self.conf``."""
+class VolumeTypeAPI:
+    """The volume types API, on the service's database and config."""
 
+    def __init__(self, database, conf):
+        self.database = database
+        self.conf = conf
 
-    def type_get(self, ctx, type_id):
+    def get(self, ctx, type_id):
         """:raises VolumeTypeNotFound: missing, or private and ``ctx`` is
         not an admin."""
         with self.database.read() as session:
@@ -35,19 +37,19 @@ class VolumeTypeMethods:
                 session, type_id, include_private=ctx.is_admin,
                 project_id=ctx.project_id)
 
-    def type_get_default(self, ctx):
+    def get_default(self, ctx):
         """The configured default type, shown to everyone (upstream reads
         it with an admin context)."""
         with self.database.read() as session:
             return types_db.volume_type_get_by_name_or_id(
                 session, self.conf.default_volume_type)
 
-    def type_get_all(self, ctx):
+    def get_all(self, ctx):
         with self.database.read() as session:
             return types_db.volume_type_get_all(session, ctx.is_admin,
                                                 ctx.project_id)
 
-    def type_create(self, ctx, name, description=None, is_public=True,
+    def create(self, ctx, name, description=None, is_public=True,
                     extra_specs=None):
         require_admin(ctx, "volume_extension:types_manage")
         with self.database.write() as session:
@@ -56,7 +58,7 @@ class VolumeTypeMethods:
                 "description": description, "is_public": is_public,
             }, extra_specs or {})
 
-    def type_delete(self, ctx, type_id):
+    def delete(self, ctx, type_id):
         require_admin(ctx, "volume_extension:types_manage")
         with self.database.write() as session:
             vtype = types_db.volume_type_get(session, type_id)
@@ -69,7 +71,7 @@ class VolumeTypeMethods:
                            "volumes present with the type." % type_id)
             types_db.volume_type_destroy(session, type_id)
 
-    def type_set_extra_specs(self, ctx, type_id, extra_specs):
+    def set_extra_specs(self, ctx, type_id, extra_specs):
         require_admin(ctx, "volume_extension:types_extra_specs:create")
         with self.database.write() as session:
             types_db.volume_type_get(session, type_id)
@@ -80,9 +82,9 @@ class VolumeTypeMethods:
                            "type %s exist." % type_id)
             types_db.volume_type_extra_specs_update(session, type_id,
                                                     extra_specs)
-        return self.type_get(ctx, type_id)
+        return self.get(ctx, type_id)
 
-    def type_access_list(self, ctx, type_id):
+    def access_list(self, ctx, type_id):
         """:raises VolumeTypeAccessNotFound: a public type has no list
         (404, as upstream)."""
         require_admin(ctx, "volume_extension:volume_type_access")
@@ -93,7 +95,7 @@ class VolumeTypeMethods:
                     volume_type_id=type_id, project_id="*")
             return types_db.volume_type_access_get_all(session, type_id)
 
-    def type_access_change(self, ctx, type_id, project_id, add):
+    def access_change(self, ctx, type_id, project_id, add):
         require_admin(ctx, "volume_extension:volume_type_access:%s"
                       % ("addProjectAccess" if add else
                          "removeProjectAccess"))
@@ -108,7 +110,7 @@ class VolumeTypeMethods:
         LOG.info("Project %s %s access to volume type %s", project_id,
                  "given" if add else "denied", type_id)
 
-    def type_update(self, ctx, type_id, name=None, description=None,
+    def update(self, ctx, type_id, name=None, description=None,
                     is_public=None):
         """Rename, re-describe or publish/hide a type.
 
@@ -129,9 +131,9 @@ class VolumeTypeMethods:
                 ("name", name), ("description", description),
                 ("is_public", is_public)) if value is not None}
             types_db.volume_type_update(session, type_id, values)
-        return self.type_get(ctx, type_id)
+        return self.get(ctx, type_id)
 
-    def type_delete_extra_spec(self, ctx, type_id, key):
+    def delete_extra_spec(self, ctx, type_id, key):
         """:raises VolumeTypeExtraSpecsNotFound:"""
         require_admin(ctx, "volume_extension:types_extra_specs:delete")
         with self.database.write() as session:
