@@ -7,24 +7,9 @@ executor). The domain code lives in ``miniapi``, ``minicompute`` and
 ``minicinder``.
 """
 
-# oslo.messaging's server module imports oslo.service, whose default
-# backend is eventlet: importing it prints eventlet's deprecation warning
-# in every daemon and CLI and loads eventlet for nothing. ministack runs
-# on native threads (oslo.messaging's ``executor='threading'``), so the
-# threading backend is oslo.service's default here, chosen before
-# anything imports oslo.messaging (every ministack module imports this
-# package first; the service packages import it in their __init__).
-#
-# That backend's loopingcall imports futurist, which still probes whether
-# eventlet can be imported (eventlet is installed: oslo.service depends on
-# it) and so triggers the warning eventlet prints at import. Only that
-# one warning, raised by that import, is filtered: ministack never runs
-# eventlet, and a real use would come from elsewhere and still warn.
-import warnings  # noqa: E402
+# Before any library is imported: oslo.service's threading backend (the
+# daemons run native threads) and the import warnings of eventlet, which
+# is installed but never run (library_behaviour says why and which).
+from ministack import library_behaviour as _library_behaviour  # noqa: E402
 
-from oslo_service import backend as _oslo_service_backend  # noqa: E402
-
-warnings.filterwarnings("ignore", message=r"\s*Eventlet is deprecated",
-                        module="futurist._utils")
-_oslo_service_backend.register_backend_default_hook(
-    lambda: _oslo_service_backend.BackendType.THREADING)
+_library_behaviour.run_on_native_threads()

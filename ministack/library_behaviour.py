@@ -6,6 +6,10 @@ here names the library version whose behaviour it was written against;
 installed versions still behave so, and fails on an upgrade that
 changes it (rather than the daemons silently losing the setting).
 
+* oslo.service 4.x: the backend a process uses is chosen once, by a
+  hook registered before anything asks for it (its default is eventlet);
+  futurist 3.x imports eventlet when it can, and eventlet's import warns
+  (its deprecation, and dnspython's use of cryptography's DSA).
 * oslo.messaging 18.x: the RPC listener's first idle wait
   (``amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MIN``) and the class an RPC
   server builds its executor pool from (``server._executor_cls``);
@@ -19,9 +23,10 @@ changes it (rather than the daemons silently losing the setting).
 """
 
 import importlib
+import warnings
 
-import futurist
 from oslo_config import cfg
+from oslo_service import backend as oslo_service_backend
 
 #: The oslo.messaging series the functions below were written against.
 OSLO_MESSAGING_SERIES = "18"
@@ -34,6 +39,29 @@ _MESSAGING_OPT_GROUPS = (
     ("oslo_messaging._tracing.client", "oslo_messaging_tracing"),
     ("oslo_messaging._metrics.client", "oslo_messaging_metrics"),
 )
+
+
+#: Warnings printed when futurist imports eventlet, which ministack
+#: never runs: (message regex, module the warning is raised in).
+EVENTLET_IMPORT_WARNINGS = (
+    (r"\s*Eventlet is deprecated", r"futurist\._utils"),
+    (r"DSA is deprecated", r"dns\.dnssecalgs\.dsa"),
+)
+
+
+def run_on_native_threads():
+    """oslo.service's threading backend for this process, and no
+    warnings from eventlet's import.
+
+    oslo.messaging's server imports oslo.service, whose default backend
+    is eventlet; ministack runs oslo.messaging's 'threading' executor.
+    Only these warnings, raised where they are, are filtered: a real use
+    of eventlet would come from elsewhere and still warn.
+    """
+    for message, module in EVENTLET_IMPORT_WARNINGS:
+        warnings.filterwarnings("ignore", message=message, module=module)
+    oslo_service_backend.register_backend_default_hook(
+        lambda: oslo_service_backend.BackendType.THREADING)
 
 
 def slow_down_ack_polling():
@@ -62,6 +90,7 @@ def use_dynamic_thread_pool(server):
     grows. oslo.messaging builds the pool at ``start()`` from this
     class, with ``max_workers`` only.
     """
+    import futurist  # after run_on_native_threads: it imports eventlet
     server._executor_cls = futurist.DynamicThreadPoolExecutor
     return server
 

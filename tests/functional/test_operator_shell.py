@@ -80,7 +80,7 @@ def test_ministackctl_status_table_and_restart():
     assert faults.splitlines()[:2] == ["FAULTS (ministack-fault status)",
                                        "no fault armed"], faults
     expected = {"rabbitmq", "memcached", "tgtd", "libvirtd", "keystone",
-                "minicinder", "miniapi", "minicompute"}
+                "minicinder", "miniapi", "ministack-course", "minicompute"}
     if _deployed_database_type() in ("mysql", "mariadb"):
         expected.add("mysql")      # the MariaDB server stack.sh runs
         logs = login_shell("ministackctl logs mysql")
@@ -95,6 +95,9 @@ def test_ministackctl_status_table_and_restart():
     assert done.returncode == 0, done.stdout
     after = done.stdout.splitlines()[1].split()[1]
     assert after != before
+    # The journey page is started again with miniapi.
+    done = login_shell("ministackctl status ministack-course")
+    assert done.returncode == 0, done.stdout
     # The supervisor logged a requested stop, not an exit it counts.
     logs = login_shell("ministackctl logs miniapi")
     assert logs.returncode == 0

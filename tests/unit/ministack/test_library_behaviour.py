@@ -4,6 +4,8 @@ changes it, instead of the daemons silently losing the setting."""
 
 import importlib.metadata
 import inspect
+import subprocess
+import sys
 
 import futurist
 from oslo_config import cfg
@@ -73,3 +75,19 @@ def test_durable_queues_default_reaches_the_rabbit_group():
         assert conf.oslo_messaging_rabbit.amqp_durable_queues is True
     finally:
         transport.cleanup()
+
+
+def test_oslo_service_runs_the_threading_backend():
+    from oslo_service import backend
+    assert backend.get_backend_type() is backend.BackendType.THREADING
+
+
+def test_eventlet_import_warnings_are_the_ones_filtered():
+    """futurist still imports eventlet, which warns on import; with
+    ministack imported first, nothing is printed."""
+    def stderr_of(code):
+        return subprocess.run([sys.executable, "-c", code],
+                              capture_output=True, text=True,
+                              check=True).stderr
+    assert "Eventlet is deprecated" in stderr_of("import futurist")
+    assert stderr_of("import ministack, futurist, oslo_messaging") == ""
