@@ -10,6 +10,13 @@ changes it (rather than the daemons silently losing the setting).
   hook registered before anything asks for it (its default is eventlet);
   futurist 3.x imports eventlet when it can, and eventlet's import warns
   (its deprecation, and dnspython's use of cryptography's DSA).
+* osprofiler 4.x: ``web.WsgiMiddleware`` decides whether a request
+  starts a trace from module globals set by ``web.enable()`` and a
+  private check of the signed ``X-Trace-Info``; a subclass that adds to
+  the ``wsgi`` span must decide the same way.
+* waitress 3.x: a server's loop ends when its channel map is empty;
+  there is no public call that closes the listener and the open
+  connections together.
 * oslo.messaging 18.x: the RPC listener's first idle wait
   (``amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MIN``) and the class an RPC
   server builds its executor pool from (``server._executor_cls``);
@@ -62,6 +69,36 @@ def run_on_native_threads():
         warnings.filterwarnings("ignore", message=message, module=module)
     oslo_service_backend.register_backend_default_hook(
         lambda: oslo_service_backend.BackendType.THREADING)
+
+
+def osprofiler_trace_info(middleware, environ):
+    """The trace osprofiler's ``WsgiMiddleware`` would start for this
+    request: its ``X-Trace-Info``, signed with one of the keys, when
+    tracing is on; else None (one dictionary lookup without a header).
+    """
+    header = environ.get("HTTP_X_TRACE_INFO")
+    if not header:
+        return None
+    from osprofiler import _utils
+    from osprofiler import web
+    enabled = web._ENABLED if web._ENABLED is not None \
+        else middleware.enabled
+    if not enabled:
+        return None
+    trace_info = _utils.signed_unpack(
+        header, environ.get("HTTP_X_TRACE_HMAC"),
+        web._HMAC_KEYS or middleware.hmac_keys)
+    if not middleware._trace_is_valid(trace_info):
+        return None
+    return trace_info
+
+
+def close_waitress_channels(server):
+    """Close ``server``'s listening socket and its connections, so that
+    its ``run()`` returns (a waitress server made by ``create_server``).
+    """
+    from waitress import wasyncore
+    wasyncore.close_all(server._map)
 
 
 def slow_down_ack_polling():

@@ -19,6 +19,7 @@ import uuid
 
 from ministack import context as ms_context
 from ministack import exception
+from ministack import library_behaviour
 
 LOG = logging.getLogger(__name__)
 
@@ -84,7 +85,7 @@ class RequestBodyTooLarge(exception.MinistackException):
     code = 413
 
 
-def _content_length(environ):
+def content_length(environ):
     """CONTENT_LENGTH as an int, None when absent or not a number (the
     framework then treats the body as empty or unterminated). A length
     too long to convert is too large anyway."""
@@ -163,7 +164,7 @@ class RequestBodySizeLimiter:
         """The RequestBodyTooLarge to answer with, or None (the body of
         unknown length is then wrapped in a LimitingReader)."""
         limit = self.max_request_body_size
-        length = _content_length(environ)
+        length = content_length(environ)
         if length is not None:
             if length > limit:
                 LOG.info("Refused a %s-byte request body (limit %s)",
@@ -371,7 +372,6 @@ def serve(app, host, port, threads=8, stop_event=None, ident="ministack",
     """
     import threading
 
-    from waitress import wasyncore
     from waitress.server import create_server
 
     options = {}
@@ -388,7 +388,7 @@ def serve(app, host, port, threads=8, stop_event=None, ident="ministack",
         def _watch():
             stop_event.wait()
             server.task_dispatcher.shutdown()
-            wasyncore.close_all(server._map)
+            library_behaviour.close_waitress_channels(server)
         threading.Thread(target=_watch, daemon=True, name="wsgi-stop").start()
     LOG.info("Serving on http://%s:%s", host, port)
     try:

@@ -22,10 +22,10 @@ read (too large, chunked, not JSON) just leaves the hop without action.
 import io
 import json
 
-from osprofiler import _utils as osprofiler_utils
 from osprofiler import profiler
 from osprofiler import web
 
+from ministack import library_behaviour
 from ministack import wsgi
 from ministack.trace import profiler as ms_profiler
 
@@ -44,7 +44,7 @@ def request_action(environ):
     if environ.get("REQUEST_METHOD") != "POST" or \
             not environ.get("PATH_INFO", "").endswith("/action"):
         return None
-    length = wsgi._content_length(environ)
+    length = wsgi.content_length(environ)
     stream = environ.get("wsgi.input")
     if not length or length > ACTION_BODY_MAX or stream is None:
         return None
@@ -73,14 +73,8 @@ class TraceMiddleware(web.WsgiMiddleware):
             self.max_request_body_size = limit
 
     def __call__(self, environ, start_response):
-        header = environ.get("HTTP_X_TRACE_INFO")
-        if not header or not (web._ENABLED or
-                              (web._ENABLED is None and self.enabled)):
-            return self.application(environ, start_response)
-        trace_info = osprofiler_utils.signed_unpack(
-            header, environ.get("HTTP_X_TRACE_HMAC"),
-            web._HMAC_KEYS or self.hmac_keys)
-        if not self._trace_is_valid(trace_info):
+        trace_info = library_behaviour.osprofiler_trace_info(self, environ)
+        if trace_info is None:
             return self.application(environ, start_response)
         profiler.clean()  # init() would keep a stale one
         profiler.init(hmac_key=trace_info["hmac_key"],

@@ -91,3 +91,55 @@ def test_eventlet_import_warnings_are_the_ones_filtered():
                               check=True).stderr
     assert "Eventlet is deprecated" in stderr_of("import futurist")
     assert stderr_of("import ministack, futurist, oslo_messaging") == ""
+
+
+def test_osprofiler_trace_info_decides_as_its_middleware():
+    from osprofiler import profiler
+    from osprofiler import web
+
+    middleware = web.WsgiMiddleware(None, hmac_keys="k1", enabled=True)
+    profiler.init(hmac_key="k1")
+    try:
+        environ = {"HTTP_" + k.upper().replace("-", "_"): v
+                   for k, v in web.get_trace_id_headers().items()}
+        base_id = profiler.get().get_base_id()
+    finally:
+        profiler.clean()
+    try:
+        web.enable("k1")
+        info = library_behaviour.osprofiler_trace_info(middleware, environ)
+        assert info["base_id"] == base_id and info["hmac_key"] == "k1"
+        assert library_behaviour.osprofiler_trace_info(middleware, {}) is None
+        web.enable("other-key")
+        assert library_behaviour.osprofiler_trace_info(
+            middleware, environ) is None
+        web.disable()
+        assert library_behaviour.osprofiler_trace_info(
+            middleware, environ) is None
+    finally:
+        web.disable()
+        web._ENABLED = None
+        web._HMAC_KEYS = None
+
+
+def test_closing_waitress_channels_ends_its_run_loop():
+    import socket
+    import threading
+
+    from waitress.server import create_server
+
+    def app(environ, start_response):
+        start_response("200 OK", [])
+        return [b""]
+    server = create_server(app, host="127.0.0.1", port=0)
+    runner = threading.Thread(target=server.run, daemon=True)
+    runner.start()
+    # An open connection as well as the listener.
+    client = socket.create_connection(server.socket.getsockname())
+    try:
+        server.task_dispatcher.shutdown()
+        library_behaviour.close_waitress_channels(server)
+        runner.join(10)   # run() may end on the closed socket's error
+    finally:
+        client.close()
+    assert not runner.is_alive()
