@@ -18,7 +18,7 @@ Prints a table and writes a PNG chart (a measurement, never a timed test):
   same ``g`` x ``v`` by hand at once into ``g`` floor guests (the
   concurrent floor, ``bench_attach_floor_concurrent``); ``--rounds``
   such pairs (5), and the ratios of the median wall times, stack / floor
-  (issue 16: <= 1.5x).
+  (the target: <= 1.5x).
 * **soak**: ``-k`` attach/detach cycles of one volume after ``--warmup``
   uncounted ones, then what leaked: loop devices, LVs, targets, BDMs,
   attachments, domain disks, libvirt secrets, file descriptors and RSS of

@@ -2,7 +2,7 @@
 
 The stack's concurrent phase (``bench_attach_concurrency``) attaches ``g``
 servers x ``v`` volumes at once through the API and then detaches them at
-once. Issue 16 judges those wall times against a floor that does the same
+once. Those wall times are judged against a floor that does the same
 number of disks at once *by hand*, so :class:`ConcurrentFloor` does:
 
 * ``g`` transient guests booted by :meth:`bench_attach_floor.Floor.boot`

@@ -21,8 +21,8 @@ def ms(value):
     return "   -  " if value is None else "%6.0f" % (value * 1000)
 
 
-#: Issue 16: the stack's attach-all and detach-all walls within 1.5x the
-#: concurrent floor's.
+#: The target: the stack's attach-all and detach-all walls within 1.5x
+#: the concurrent floor's.
 CONCURRENCY_TARGET = 1.5
 
 
@@ -114,7 +114,7 @@ def report(res, audit_rc, png):
             say("%-46s %5d %8.0f %8.0f %8.0f" % (
                 label, len(values), statistics.median(values) * 1000,
                 pct(values, 0.9) * 1000, max(values) * 1000))
-    # Issue 16's targets: attach accepted -> visible in guest, and detach
+    # The targets: attach accepted -> visible in guest, and detach
     # accepted -> Cinder available (against the floor's detach -> target
     # and secret gone), each within 1.3x the floor's median.
     for what, api, floor, target in (

@@ -3,7 +3,7 @@ second time with osprofiler trace headers (``--traced``).
 
 The traced round follows its untraced twin on the same server, so both
 see the same load; the report prints both medians and the difference
-(issue 13's budget: tracing on adds less than 10% to the attach). Tracing
+(the budget: tracing on adds less than 10% to the attach). Tracing
 off is the untraced column itself: with no trace headers, every span is
 osprofiler's no-op.
 """

@@ -2,8 +2,8 @@
 """Lint: production modules stay small (at most 400 lines).
 
 Each service keeps nova's role seams at small scale, and a module that
-grows past about 400 lines has usually grown a second concept (issue 26
-§4; style anchors §9, lesson 1): split it by concept, as
+grows past about 400 lines has usually grown a second concept (style
+anchors §9, lesson 1): split it by concept, as
 ``minicompute/db/`` is split into instances, block device mappings,
 actions, services and flavors behind the ``api.py`` facade, rather than
 let it become nova's 12k-line ``manager.py``. Tests and tools are not
