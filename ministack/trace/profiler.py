@@ -163,7 +163,7 @@ def _request_id():
 
 
 class span:
-    """``with span("os_brick", "LIBRARY", "os_brick connect_volume",
+    """``with span("os_brick", "LIBRARY", "connect_volume (os-brick iSCSI)",
     actor="os-brick", details=lambda: {...}) as sp:``
 
     A no-op outside a trace. ``details`` is a callable so nothing is

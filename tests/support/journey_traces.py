@@ -108,7 +108,7 @@ def attach_trace():
              "connect/attach", argv=["tgtadm", "--lld", "iscsi", "--op",
                                      "new"]),
         _hop(12, 8, "nova-compute", "os-brick", "nova-compute", "LIBRARY",
-             "os_brick connect_volume", 219.5, 1.4, "connect/attach",
+             "connect_volume (os-brick iSCSI)", 219.5, 1.4, "connect/attach",
              protocol="ISCSI"),
         _hop(13, 8, "nova-compute", "libvirt", "nova-compute", "LIBRARY",
              "virSecretDefineXML", 222.0, 4.8, "connect/attach",

@@ -156,7 +156,7 @@ def test_two_compute_hosts_get_a_lane_each(driver, url):
         assert _arrow_ends(handler[0])[1] == pytest.approx(lane - 4)
         calls = [h for h in mine if h.get_attribute("data-name") in (
             "virDomainAttachDeviceFlags", "PUT /v3/{project}/attachments/{id}",
-            "os_brick connect_volume")]
+            "connect_volume (os-brick iSCSI)")]
         assert len(calls) == 3
         for hop in calls:
             assert hop.get_attribute("data-from-lane") == \

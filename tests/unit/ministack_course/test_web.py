@@ -60,7 +60,8 @@ def test_attach_page_has_every_hop_and_the_lanes(client):
     names = [hop["name"] for hop in data["trace"]["hops"]]
     assert names == [hop["name"] for hop in traces.attach_trace()["hops"]]
     for name in ("reserve_block_device_name", "attach_volume",
-                 "os_brick connect_volume", "virDomainAttachDeviceFlags"):
+                 "connect_volume (os-brick iSCSI)",
+                 "virDomainAttachDeviceFlags"):
         assert "<td>%s</td>" % name in page     # the table view
     assert '<script src="/trace/static/journey.js"></script>' in page
     _assert_no_secret(page)
