@@ -32,7 +32,7 @@ def _ssh_port():
 
 
 def _vm_dir():
-    top = os.environ.get("LABVM_DIR", "/var/lib/ministack/labvm")
+    top = os.environ.get("LABVM_DIR", "/var/lib/ministack-labvm")
     return os.path.join(top, "vms", os.environ.get("LABVM_NAME", "labvm"))
 
 
