@@ -134,9 +134,12 @@ def test_closing_waitress_channels_ends_its_run_loop():
     server = create_server(app, host="127.0.0.1", port=0)
     runner = threading.Thread(target=server.run, daemon=True)
     runner.start()
-    # An open connection as well as the listener.
+    # An open connection as well as the listener: answered once, so the
+    # server has accepted it before the close.
     client = socket.create_connection(server.socket.getsockname())
     try:
+        client.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert client.recv(64).startswith(b"HTTP/1.1 200")
         server.task_dispatcher.shutdown()
         library_behaviour.close_waitress_channels(server)
         runner.join(10)   # run() may end on the closed socket's error
