@@ -26,7 +26,7 @@ service's data), and a volume whose LV is gone while an attachment still
 holds it (detach first; then ``--fix`` marks it ``error``).
 """
 
-from minicinder.db import api as cinder_db
+from minicinder.db import volume_reads
 from minicinder.volume import driver as volume_driver
 from minicinder.volume.drivers import lvm
 from minicinder.volume.drivers import lvm_driver
@@ -217,8 +217,10 @@ class Fixer(repairs.Hands):
 
     def ensure_export(self, volume_id, initiators):
         with ledgers.cinder_session(self.settings) as session:
-            volume = cinder_db.volume_get(session, context.get_admin_context(),
-                                          volume_id)
+            # Scoped as an admin's read: a live volume, any project.
+            volume_reads.volume_state(session, context.get_admin_context(),
+                                      volume_id)
+            volume = volume_reads.volume_ref(session, volume_id)
         ref = volume_driver.VolumeRef(
             id=volume_id, size=volume.size,
             provider_auth=volume.provider_auth,

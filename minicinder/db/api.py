@@ -32,7 +32,6 @@ from minicinder.db.attachments import volume_recompute_status  # noqa: F401 (re-
 from minicinder.db.volumes import volume_conditional_update  # noqa: F401 (re-exported)
 from minicinder.db.volumes import volume_create  # noqa: F401 (re-exported)
 from minicinder.db.volumes import volume_get  # noqa: F401 (re-exported)
-from minicinder.db.volumes import volume_get_all  # noqa: F401 (re-exported)
 from minicinder.db.volumes import volume_get_all_including_deleted  # noqa: F401 (re-exported)
 from minicinder.db.volumes import volume_glance_metadata_create  # noqa: F401 (re-exported)
 from minicinder.db.volumes import volume_list_select  # noqa: F401 (re-exported)

@@ -10,7 +10,7 @@ lists everything only with ``all_tenants``. Part of
 import sqlalchemy as sa
 
 from minicinder import exception
-from minicinder.db import handshake
+from minicinder.db import attachment_reads
 from minicinder.db import models
 from minicinder.db.cas import cas as _cas
 from minicinder.db.cas import updatable as _updatable
@@ -99,7 +99,7 @@ def attachments_for_volume(session, volume_id):
 def attachment_create(session, values):
     """Insert an attachment (a Core insert: no ORM object to flush; the
     columns' defaults apply as they did). Read it back with
-    ``db/handshake.attachment_detail``."""
+    ``db/attachment_reads.attachment_detail``."""
     session.execute(sa.insert(models.VolumeAttachment.__table__)
                     .values(**values))
 
@@ -160,10 +160,10 @@ def _lock_and_soft_delete(session, volume_id, attachment_id):
 def volume_detached_remaining(session, volume_id, attachment_id):
     """:func:`volume_detached`, returning ``(status, remaining)``: the
     volume's live attachments afterwards as
-    ``db/handshake.attachment_summaries`` rows (what DELETE
+    ``db/attachment_reads.attachment_summaries`` rows (what DELETE
     /attachments/{id} answers with), read once for both."""
     _lock_and_soft_delete(session, volume_id, attachment_id)
-    remaining = handshake.attachment_summaries(session, volume_id)
+    remaining = attachment_reads.attachment_summaries(session, volume_id)
     return _set_status_from(session, volume_id,
                             [row.attach_status for row in remaining]), \
         remaining

@@ -18,7 +18,7 @@ def updatable(session, model):
     as these updates always were: the ORM flushes the pending ones first
     and brings the loaded ones in step with the new values. When it
     holds none (the attachment handshake's transactions read with
-    ``db/handshake.py``'s Core selects) there is nothing to flush or
+    ``db/attachment_reads.py``'s Core selects) there is nothing to flush or
     bring in step, and the table: the same SQL as a Core UPDATE,
     without the ORM's bulk-update machinery (eight statements per
     handshake).

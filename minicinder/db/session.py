@@ -10,7 +10,7 @@ queue on the busy timeout instead, while plain reads stay concurrent. On
 MariaDB/PostgreSQL both are the same engine.
 
 A third engine, on MariaDB/PostgreSQL only, serves the single-statement
-reads of ``db/reads.py`` (``GET /volumes/{id}``, the call every client
+reads of ``db/volume_reads.py`` (``GET /volumes/{id}``, the call every client
 polls): see :func:`_statement_reader_engine`.
 """
 
@@ -70,8 +70,8 @@ class Database:
 
     def read_connection(self):
         """A Core connection for the prebuilt single-statement selects of
-        ``db/reads.py`` (use as a context manager; it returns to the pool
-        on exit). On MariaDB/PostgreSQL it autocommits and is not pinged:
+        ``db/volume_reads.py`` (use as a context manager; it returns to the
+        pool on exit). On MariaDB/PostgreSQL it autocommits and is not pinged:
         use :meth:`read_rows`, which retries a dropped connection."""
         return self.statement_engine.connect()
 

@@ -47,15 +47,6 @@ def volume_get(session, ctx, volume_id, for_update=False):
     return volume
 
 
-def volume_get_all(session, ctx, filters, all_tenants=False, **page):
-    """Volumes matching ``filters`` (name, status, project_id, bootable,
-    availability_zone, metadata: a dict every pair of which the volume's
-    metadata has), as ORM objects; ``page``: limit, marker, sort_key,
-    sort_dir (:func:`volume_list_select`)."""
-    return list(session.scalars(volume_list_select(
-        session, ctx, filters, all_tenants, **page)).unique())
-
-
 # 3.60's time comparisons (``created_at=gte:2026-01-01T00:00:00``).
 _TIME_OPS = {"gt": operator.gt, "gte": operator.ge, "lt": operator.lt,
              "lte": operator.le, "eq": operator.eq, "neq": operator.ne}
@@ -63,7 +54,7 @@ _TIME_OPS = {"gt": operator.gt, "gte": operator.ge, "lt": operator.lt,
 
 def volume_list_select(session, ctx, filters, all_tenants=False, limit=None,
                        marker=None, sort_key="created_at", sort_dir="desc"):
-    """The select of :func:`volume_get_all` (``db/reads.py`` runs it
+    """The select of a ``/volumes`` page (``db/volume_reads.py`` runs it
     with only the columns the views print).
 
     :raises InvalidInput: ``marker`` is not a volume listed.
@@ -175,7 +166,7 @@ def volume_transition(session, volume, action, values=None):
     """Apply the state-table ``action`` to ``volume`` as a CAS.
 
     :param volume: anything with the volume's ``id`` and ``multiattach``
-        (a model, or a row of ``db/handshake.volume_state``).
+        (a model, or a row of ``db/volume_reads.volume_state``).
 
     :returns: True when the transition happened.
     """

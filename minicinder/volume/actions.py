@@ -16,7 +16,8 @@ import uuid
 
 from minicinder import exception
 from minicinder.db import api as db
-from minicinder.db import handshake as handshake_db
+from minicinder.db import attachment_reads
+from minicinder.db import volume_reads
 from minicinder.volume import api as volume_api
 from minicinder.volume import attachments as attachment_api
 from minicinder.volume import manager as volume_manager
@@ -60,7 +61,7 @@ class VolumeActions:
     def reserve(self, ctx, volume_id):
         """available (or in-use if multiattach) -> attaching."""
         with self.database.write() as session:
-            volume = handshake_db.volume_state(session, ctx, volume_id)
+            volume = volume_reads.volume_state(session, ctx, volume_id)
             if not db.volume_transition(session, volume, "os-reserve"):
                 expected = " or ".join(states.volume_transition(
                     "os-reserve", volume.multiattach).expected)
@@ -86,7 +87,9 @@ class VolumeActions:
 
         :returns: ``{"driver_volume_type": ..., "data": {...}}``.
         """
-        volume = self._get(ctx, volume_id)
+        with self.database.read() as session:
+            volume = volume_reads.volume_state(session, ctx, volume_id)
+            readonly = volume_reads.is_readonly(session, volume_id)
         if volume.status == states.MAINTENANCE:
             raise exception.InvalidVolume(
                 reason="Volume %s is in maintenance." % volume_id)
@@ -96,9 +99,8 @@ class VolumeActions:
                 reason="Volume %s is %s." % (volume_id, volume.status))
         with volume_manager.volume_lock(volume_id):
             conn_info = self.manager.connect(volume_id, connector)
-        conn_info["data"].setdefault(
-            "access_mode",
-            "ro" if volume_metadata.is_readonly(volume) else "rw")
+        conn_info["data"].setdefault("access_mode",
+                                     "ro" if readonly else "rw")
         return conn_info
 
     def terminate_connection(self, ctx, volume_id, connector):
@@ -107,10 +109,13 @@ class VolumeActions:
         :raises ConflictNovaUsingAttachment: a user revoking the initiator
             of an instance's live attachment (OSSA-2023-003).
         """
-        volume = self._get(ctx, volume_id)
+        with self.database.read() as session:
+            volume_reads.volume_state(session, ctx, volume_id)
+            live = attachment_reads.attachments_for_detach(session,
+                                                           volume_id)
         initiator = (connector or {}).get("initiator")
         attachment_api.check_deletion_allowed(ctx, [
-            a for a in volume.volume_attachment
+            a for a in live
             if (db.load_json(a.connector) or {}).get(
                 "initiator", initiator) == initiator], self.compute)
         with volume_manager.volume_lock(volume_id):
@@ -159,8 +164,9 @@ class VolumeActions:
             that matches no live attachment detaches nothing, as upstream.
         """
         with self.database.read() as session:
-            volume = db.volume_get(session, ctx, volume_id)
-            live = volume.volume_attachment
+            volume_reads.volume_state(session, ctx, volume_id)
+            live = attachment_reads.attachments_for_detach(session,
+                                                           volume_id)
             if attachment_id is None:
                 if len(live) > 1:
                     raise exception.InvalidVolume(
@@ -179,7 +185,7 @@ class VolumeActions:
     def begin_detaching(self, ctx, volume_id):
         """in-use (attach_status attached) -> detaching, else 400."""
         with self.database.write() as session:
-            volume = handshake_db.volume_state(session, ctx, volume_id)
+            volume = volume_reads.volume_state(session, ctx, volume_id)
             if not db.volume_transition(session, volume,
                                         "os-begin_detaching"):
                 raise exception.InvalidVolume(
@@ -190,7 +196,7 @@ class VolumeActions:
     def roll_detaching(self, ctx, volume_id):
         """detaching -> in-use; a no-op in any other status."""
         with self.database.write() as session:
-            volume = handshake_db.volume_state(session, ctx, volume_id)
+            volume = volume_reads.volume_state(session, ctx, volume_id)
             db.volume_transition(session, volume, "os-roll_detaching")
 
     # --- admin actions ---
@@ -206,8 +212,9 @@ class VolumeActions:
         volume_api.require_admin(ctx, "volume_extension:volume_admin_actions"
                                       ":force_detach")
         with self.database.read() as session:
-            volume = db.volume_get(session, ctx, volume_id)
-            found = volume.volume_attachment
+            volume_reads.volume_state(session, ctx, volume_id)
+            found = attachment_reads.attachments_for_detach(session,
+                                                            volume_id)
             if attachment_id is not None:
                 check_pairing(session, volume_id, found, attachment_id)
                 found = [a for a in found if a.id == attachment_id]
@@ -234,9 +241,10 @@ class VolumeActions:
             raise exception.InvalidInput(
                 reason="Invalid attach_status %s" % attach_status)
         with self.database.read() as session:
-            volume = db.volume_get(session, ctx, volume_id)
-            attachments = [(a.id, db.load_json(a.connector))
-                           for a in volume.volume_attachment]
+            volume_reads.volume_state(session, ctx, volume_id)
+            attachments = [(a.id, db.load_json(a.connector)) for a in
+                           attachment_reads.attachments_for_detach(
+                               session, volume_id)]
         if status == states.IN_USE and (
                 not attachments or attach_status == states.ATT_DETACHED):
             raise exception.InvalidVolume(
@@ -255,10 +263,6 @@ class VolumeActions:
         LOG.warning("Admin reset volume %s to %s", volume_id, values)
 
     # --- helpers ---
-
-    def _get(self, ctx, volume_id):
-        with self.database.read() as session:
-            return db.volume_get(session, ctx, volume_id)
 
     def _disconnect_and_detach(self, volume_id, attachment_id, connector):
         with volume_manager.volume_lock(volume_id):

@@ -11,9 +11,9 @@ import uuid
 
 from minicinder import exception
 from minicinder.db import api as db
-from minicinder.db import reads
 from minicinder.db import services as services_db
 from minicinder.db import types as types_db
+from minicinder.db import volume_reads
 from minicinder.volume import image as volume_image
 from minicinder.volume import quotas
 from minicinder.volume import service_record
@@ -128,25 +128,26 @@ class VolumeAPI:
 
         :raises VolumeNotFound: missing, deleted or another project's.
         """
-        return self.database.read_rows(reads.volume_get, ctx, volume_id)
+        return self.database.read_rows(volume_reads.volume_get, ctx, volume_id)
 
     def get_all(self, ctx, filters, all_tenants=False, **page):
         """``all_tenants`` from a non-admin is ignored, as upstream (its
         own volumes are listed)."""
         with self.database.read() as session:
-            return reads.volume_list(session.connection(),
-                                     db.volume_list_select(
-                                         session, ctx, filters,
-                                         all_tenants and ctx.is_admin,
-                                         **page))
+            return volume_reads.volume_list(
+                session.connection(), db.volume_list_select(
+                    session, ctx, filters, all_tenants and ctx.is_admin,
+                    **page))
 
     def summary(self, ctx, all_tenants=False, filters=None):
         """``(count, total GiB, {metadata key: [values]})`` of the
         volumes listed (3.12/3.36 ``volumes/summary``; 3.60's time
         ``filters``)."""
         with self.database.read() as session:
-            volumes = db.volume_get_all(session, ctx, filters or {},
-                                        all_tenants and ctx.is_admin)
+            volumes = volume_reads.volume_list(
+                session.connection(), db.volume_list_select(
+                    session, ctx, filters or {},
+                    all_tenants and ctx.is_admin))
         metadata = {}
         for volume in volumes:
             for item in volume.volume_metadata:
@@ -253,7 +254,7 @@ class VolumeAPI:
         require_admin(ctx, "volume_extension:volume_admin_actions:"
                            "extend_volume_completion")
         with self.database.read() as session:
-            volume = db.volume_get(session, ctx, volume_id)
+            volume = volume_reads.volume_state(session, ctx, volume_id)
         LOG.info("Extend completion (error=%s) for volume %s: nothing "
                  "awaits it", error, volume_id)
         raise exception.InvalidVolume(

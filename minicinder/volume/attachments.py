@@ -22,7 +22,8 @@ import uuid
 
 from minicinder import exception
 from minicinder.db import api as db
-from minicinder.db import handshake as handshake_db
+from minicinder.db import attachment_reads
+from minicinder.db import volume_reads
 from minicinder.volume import driver as volume_driver
 from minicinder.volume import manager as volume_manager
 from minicinder.volume import states
@@ -136,9 +137,9 @@ class AttachmentAPI:
         :raises InvalidVolume: status precondition failed (400).
         """
         with self.database.write() as session:
-            volume = handshake_db.volume_state(session, ctx, volume_id,
+            volume = volume_reads.volume_state(session, ctx, volume_id,
                                                for_update=True)
-            if attach_mode == "rw" and handshake_db.is_readonly(session,
+            if attach_mode == "rw" and volume_reads.is_readonly(session,
                                                                 volume_id):
                 raise exception.InvalidVolumeAttachMode(mode=attach_mode,
                                                         volume_id=volume_id)
@@ -151,7 +152,7 @@ class AttachmentAPI:
                 # LP 1694530: the same instance may re-reserve an attached
                 # volume (live migration creates a second attachment).
                 same_instance = instance_uuid is not None and \
-                    instance_uuid in handshake_db.attachment_instances(
+                    instance_uuid in attachment_reads.attachment_instances(
                         session, volume_id)
                 if not (same_instance and volume.status in
                         (states.IN_USE, states.RESERVED)):
@@ -170,8 +171,8 @@ class AttachmentAPI:
                 "attach_mode": attach_mode or "null",
             })
             if connector is None:
-                reserved = handshake_db.attachment_detail(session,
-                                                          attachment_id)
+                reserved = attachment_reads.attachment_detail(
+                    session, attachment_id)
         LOG.info("Reserved volume %s for instance %s (attachment %s)",
                  volume_id, instance_uuid, attachment_id)
         if connector is not None:
@@ -188,7 +189,7 @@ class AttachmentAPI:
 
         Reads: the attachment's volume id (to take its lock),
         then under the lock one select of everything the checks, the mode
-        and the export need (:func:`handshake_db.attachment_for_connect`);
+        and the export need (:func:`attachment_reads.attachment_for_connect`);
         the write transaction compare-and-swaps both rows and reads back
         the attachment it answers with.
 
@@ -197,10 +198,10 @@ class AttachmentAPI:
         :raises InvalidConnector: no initiator in the connector (400).
         """
         volume_id = self.database.read_rows(
-            handshake_db.attachment_volume_id, ctx, attachment_id)
+            attachment_reads.attachment_volume_id, ctx, attachment_id)
         with volume_manager.volume_lock(volume_id):
             found = self.database.read_rows(
-                handshake_db.attachment_for_connect, ctx, attachment_id)
+                attachment_reads.attachment_for_connect, ctx, attachment_id)
             if found.volume_deleted:
                 raise exception.VolumeNotFound(volume_id=volume_id)
             self._check_connectable(found)
@@ -239,7 +240,7 @@ class AttachmentAPI:
                             reason="volume %s or attachment %s changed "
                                    "state during the update"
                                    % (volume_id, attachment_id))
-                    connected = handshake_db.attachment_detail(
+                    connected = attachment_reads.attachment_detail(
                         session, attachment_id)
             except Exception:
                 leaving = None if had_connector else attachment_id
@@ -252,7 +253,7 @@ class AttachmentAPI:
 
     @staticmethod
     def _check_connectable(found):
-        """:param found: a :func:`handshake_db.attachment_for_connect`
+        """:param found: a :func:`attachment_reads.attachment_for_connect`
         row."""
         if "error" in found.volume_status:
             raise exception.ResourceConflict(
@@ -281,8 +282,8 @@ class AttachmentAPI:
         :raises InvalidVolumeAttachment: the attachment was never connected.
         """
         with self.database.write() as session:
-            found = handshake_db.attachment_for_complete(session, ctx,
-                                                         attachment_id)
+            found = attachment_reads.attachment_for_complete(
+                session, ctx, attachment_id)
             if found.volume_deleted:
                 raise exception.VolumeNotFound(volume_id=found.volume_id)
             if not db.attachment_transition(session, attachment_id,
@@ -311,10 +312,10 @@ class AttachmentAPI:
             ``views.attachment_summary`` shows).
         """
         volume_id = self.database.read_rows(
-            handshake_db.attachment_volume_id, ctx, attachment_id)
+            attachment_reads.attachment_volume_id, ctx, attachment_id)
         with volume_manager.volume_lock(volume_id):
             attachment = self.database.read_rows(
-                handshake_db.attachment_for_delete, ctx, attachment_id)
+                attachment_reads.attachment_for_delete, ctx, attachment_id)
             check_deletion_allowed(ctx, [attachment], self.compute)
             connector = db.load_json(attachment.connector)
             if connector:

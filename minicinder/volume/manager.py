@@ -25,8 +25,9 @@ import threading
 
 from minicinder import exception
 from minicinder.db import api as db
-from minicinder.db import handshake as handshake_db
+from minicinder.db import attachment_reads
 from minicinder.db import models
+from minicinder.db import volume_reads
 from minicinder.volume import driver as volume_driver
 from minicinder.volume import extend
 from minicinder.volume import locks
@@ -358,12 +359,12 @@ class VolumeManager:
     @staticmethod
     def _read_ref(conn, volume_id):
         return volume_driver.VolumeRef.from_model(
-            handshake_db.volume_ref(conn, volume_id))
+            volume_reads.volume_ref(conn, volume_id))
 
     @classmethod
     def _ref_and_connectors(cls, conn, volume_id):
         return (cls._read_ref(conn, volume_id),
-                handshake_db.attachment_connectors(conn, volume_id))
+                attachment_reads.attachment_connectors(conn, volume_id))
 
     def transition(self, volume_id, action, values=None):
         """Move the volume along ``states``' ``action``; False when its

@@ -15,6 +15,7 @@ import logging
 from minicinder import exception
 from minicinder.db import api as db
 from minicinder.db import metadata as metadata_db
+from minicinder.db import volume_reads
 from minicinder.volume import states
 
 LOG = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ class VolumeMetadataAPI:
     def get(self, ctx, volume_id):
         """:raises VolumeNotFound:"""
         with self.database.read() as session:
-            db.volume_get(session, ctx, volume_id)
+            volume_reads.volume_state(session, ctx, volume_id)
             return metadata_db.metadata_get(session, volume_id)
 
     def update(self, ctx, volume_id, metadata, delete=False):
@@ -105,7 +106,7 @@ class VolumeMetadataAPI:
     def image_metadata_get(self, ctx, volume_id):
         """:raises VolumeNotFound:"""
         with self.database.read() as session:
-            db.volume_get(session, ctx, volume_id)
+            volume_reads.volume_state(session, ctx, volume_id)
             return metadata_db.image_metadata_get(session, volume_id)
 
     def image_metadata_update(self, ctx, volume_id, metadata):

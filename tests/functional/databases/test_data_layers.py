@@ -18,9 +18,9 @@ import pytest
 
 from minicinder import exception as cinder_exception
 from minicinder.db import api as cinder_api
-from minicinder.db import reads as cinder_reads
 from minicinder.db import session as cinder_session
 from minicinder.db import types as cinder_types
+from minicinder.db import volume_reads as cinder_reads
 from minicompute import exception as nova_exception
 from minicompute.db import api as nova_api
 from minicompute.db import models as nova_models
@@ -202,8 +202,9 @@ def _exercise_cinder(database):
         listed = cinder_api.attachment_get_all(session, ctx,
                                                {"volume_id": volume_id})
         assert [a.id for a in listed] == [attachment_id]
-        assert [v.id for v in cinder_api.volume_get_all(
-            session, ctx, {"status": "in-use"})] == [volume_id]
+        assert [v.id for v in cinder_reads.volume_list(
+            session.connection(), cinder_api.volume_list_select(
+                session, ctx, {"status": "in-use"}))] == [volume_id]
     with database.read_connection() as conn:
         record = cinder_reads.volume_get(conn, ctx, volume_id)
         assert record.status == "in-use"

@@ -1,5 +1,5 @@
-"""The attachment handshake's Core reads (``minicinder/db/handshake.py``,
-issue 16) on each backend: SQLite, PostgreSQL and MariaDB.
+"""The attachment handshake's Core reads (``minicinder/db/attachment_reads.py``
+and ``volume_reads.py``) on each backend: SQLite, PostgreSQL and MariaDB.
 
 They are hand-built selects (a correlated ``EXISTS`` labelled as a
 column, ``FOR UPDATE`` on the volumes row, the project-scoped variants),

@@ -15,9 +15,9 @@ import pytest
 
 from minicinder import exception as cinder_exception
 from minicinder.db import api as cinder_api
-from minicinder.db import reads as cinder_reads
 from minicinder.db import session as cinder_session
 from minicinder.db import types as cinder_types
+from minicinder.db import volume_reads as cinder_reads
 from ministack import context
 
 

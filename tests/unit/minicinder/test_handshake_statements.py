@@ -5,7 +5,7 @@ Every step used to load the whole ``Volume`` through the ORM (five
 statements each: the volume with its joined type and four ``selectin``
 collections), the PUT five times: 28 statements for one PUT, 9 for a
 reserve, 9 for os-complete, 7 for os-begin_detaching, 14 for a DELETE.
-Each step now reads only the columns it checks (``db/handshake.py``).
+Each step now reads only the columns it checks (``db/attachment_reads.py``).
 The counts are pinned exactly, so a change that brings a model load
 back fails here instead of quietly costing CPU on every attach; a change
 that saves a statement updates the number. The counts are statements the
@@ -25,8 +25,8 @@ import sqlalchemy as sa
 
 from minicinder.db import api as db
 from minicinder.db import cas as cas_db
-from minicinder.db import handshake as handshake_db
 from minicinder.db import models
+from minicinder.db import volume_reads
 from ministack import context as ms_context
 from tests.support import handshake_statements as counts
 from tests.support import sql_statements
@@ -168,11 +168,11 @@ def test_an_update_keeps_the_sessions_objects_in_step(cinder, stack):
             volume_type_id=type_id, display_name="pending"))
         db.volume_update(session, pending, {"display_name": "renamed"})
     with database.write() as session:
-        assert handshake_db.volume_state(session, ctx, vol).status == \
+        assert volume_reads.volume_state(session, ctx, vol).status == \
             "reserved"
         assert not session.identity_map
         assert db.volume_transition(
-            session, handshake_db.volume_state(session, ctx, vol),
+            session, volume_reads.volume_state(session, ctx, vol),
             "reserve") is False
     assert cinder.volume(pending)["name"] == "renamed"
 

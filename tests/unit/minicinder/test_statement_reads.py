@@ -20,8 +20,8 @@ import sqlalchemy as sa
 
 from minicinder.api import views
 from minicinder.db import api as db
-from minicinder.db import reads
 from minicinder.db import session as cinder_session
+from minicinder.db import volume_reads
 from ministack import context as ms_context
 from ministack import db as ms_db
 from ministack import microversion
@@ -163,10 +163,9 @@ def test_list_records_render_as_orm_volumes(stack, listed_volumes, admin,
     ctx = _ctx(admin)
     api_version = microversion.APIVersion(version)
     with svc.database.read() as session:
-        orm_volumes = db.volume_get_all(session, ctx, {}, **page)
-        records = reads.volume_list(session.connection(),
-                                    db.volume_list_select(session, ctx, {},
-                                                          **page))
+        select = db.volume_list_select(session, ctx, {}, **page)
+        orm_volumes = list(session.scalars(select).unique())
+        records = volume_reads.volume_list(session.connection(), select)
     with svc.app.application.app.test_request_context(base_url="http://h:8776"):
         expected = views.volume_list(orm_volumes, ctx, api_version, True,
                                      page.get("limit"))

@@ -1,6 +1,11 @@
-"""``GET /volumes/{id}`` reads with one Core select (``db/reads.py``); it
-must render exactly what the ORM load renders, for every caller."""
+"""``GET /volumes/{id}`` reads with one Core select
+(``db/volume_reads.py``); it must render exactly what the ORM load
+renders, for every caller. And the ORM ``Volume`` is loaded only inside a
+write transaction: every other read of a volume row is
+``db/volume_reads.py``'s."""
 
+import ast
+import pathlib
 import uuid
 
 import pytest
@@ -8,7 +13,7 @@ import pytest
 from minicinder import exception
 from minicinder.api import views
 from minicinder.db import api as db
-from minicinder.db import reads
+from minicinder.db import volume_reads
 from ministack import context as ms_context
 from ministack import microversion
 from tests.support.minicinder_inprocess import PROJECT
@@ -65,7 +70,7 @@ def test_record_renders_as_orm_volume(stack, busy_volume, admin, version):
             expected = views.volume_detail(
                 orm_volume, ctx, microversion.APIVersion(version))
     with svc.database.read_connection() as conn:
-        record = reads.volume_get(conn, ctx, vol)
+        record = volume_reads.volume_get(conn, ctx, vol)
     with svc.app.application.app.test_request_context(base_url="http://h:8776"):
         got = views.volume_detail(record, ctx,
                                   microversion.APIVersion(version))
@@ -94,7 +99,7 @@ def test_record_attachments_oldest_first(stack, busy_volume):
     _cinder, _driver, svc = stack
     vol, attached = busy_volume
     with svc.database.read_connection() as conn:
-        record = reads.volume_get(conn, _ctx(True), vol)
+        record = volume_reads.volume_get(conn, _ctx(True), vol)
     live = record.volume_attachment
     assert [a.attach_status for a in live] == ["attached", "attached",
                                                 "reserved"]
@@ -108,16 +113,17 @@ def test_scoping_and_missing(stack):
     cinder, _driver, svc = stack
     vol = cinder.create_volume()
     with svc.database.read_connection() as conn:
-        assert reads.volume_get(conn, _ctx(False), vol).id == vol
-        assert reads.volume_get(conn, _ctx(True, "other"), vol).id == vol
+        assert volume_reads.volume_get(conn, _ctx(False), vol).id == vol
+        assert volume_reads.volume_get(conn, _ctx(True, "other"),
+                                       vol).id == vol
         for ctx, volume_id in ((_ctx(False, "other"), vol),
                                (_ctx(True), str(uuid.uuid4()))):
             with pytest.raises(exception.VolumeNotFound):
-                reads.volume_get(conn, ctx, volume_id)
+                volume_reads.volume_get(conn, ctx, volume_id)
     assert cinder.delete("/volumes/%s" % vol).status_code == 202
     with svc.database.read_connection() as conn:
         with pytest.raises(exception.VolumeNotFound):
-            reads.volume_get(conn, _ctx(True), vol)
+            volume_reads.volume_get(conn, _ctx(True), vol)
 
 
 def test_show_other_project_is_404(cinder):
@@ -155,3 +161,41 @@ def test_image_metadata_is_read_only_when_there_is_some(stack):
     with sql_statements.recorded(svc.database) as seen:
         body = cinder.get(path).body["volume"]
     assert len(seen) == 1 and "volume_image_metadata" not in body
+
+
+def _calls_in_read_blocks(tree):
+    """``db.volume_get`` calls inside ``with self.database.read()``."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.With):
+            continue
+        if not any(isinstance(item.context_expr, ast.Call)
+                   and ast.unparse(item.context_expr.func).endswith(
+                       "database.read")
+                   for item in node.items):
+            continue
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Call) and \
+                    ast.unparse(inner.func).endswith("db.volume_get"):
+                found.append(inner.lineno)
+    return found
+
+
+def test_the_orm_volume_is_loaded_only_to_change_it():
+    root = pathlib.Path(__file__).resolve().parents[3]
+    offenders = []
+    for package in ("minicinder", "ministack_audit"):
+        for path in sorted((root / package).rglob("*.py")):
+            tree = ast.parse(path.read_text(), str(path))
+            offenders += ["%s:%d" % (path.relative_to(root), line)
+                          for line in _calls_in_read_blocks(tree)]
+    assert offenders == [], (
+        "read a volume outside a write through db/volume_reads.py")
+
+
+def test_the_read_block_finder_sees_an_orm_read():
+    tree = ast.parse(
+        "def f(self):\n"
+        "    with self.database.read() as session:\n"
+        "        return db.volume_get(session, ctx, volume_id)\n")
+    assert _calls_in_read_blocks(tree) == [3]

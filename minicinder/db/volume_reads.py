@@ -1,42 +1,45 @@
-"""The hot reads: one volume as ``GET /volumes/{id}`` renders it, and the
-volumes of a ``GET /volumes[/detail]`` page (:func:`volume_list`).
+"""Every read of a volume row outside a write: the one read path.
 
-``GET /v3/{project_id}/volumes/{id}`` is the call every client polls
-(Nova waits on ``status``, the SDK on every wait loop), so it is read with
-one prebuilt SQLAlchemy Core select instead of the ORM. Loading a
-``Volume`` through the session cost several times the statement's CPU,
-nearly all ORM machinery: building the select and its cache key, the
-identity map, the joined type and two ``selectin`` relationship loads,
-each a full ORM execution. The select here is built once, at import, with bound
-parameters, so a request only executes it.
+A volume is read two ways in minicinder, by what the caller does next:
 
-One statement, not four: the volume is outer-joined to its type, its
-live metadata, admin metadata and attachments, and says whether it has
-image metadata (read by a second statement only then). Each execution through
-SQLAlchemy costs its Python, and on SQLite each statement outside a
-transaction is its own read transaction (file locks, WAL index) and
-releases the GIL several times, which with eight busy API threads turns
-into thread switches. The price is a product of rows (metadata x
-admin metadata x attachments; a volume usually has a few, at most two
-and at most one), folded back below.
+* to **show** or **check** it, here: prebuilt SQLAlchemy Core selects
+  (built once, at import, with bound parameters) naming only the columns
+  the caller uses. :func:`volume_get` is ``GET /volumes/{id}``, the call
+  every client polls; :func:`volume_list` a ``/volumes/detail`` page;
+  :func:`volume_state`, :func:`is_readonly` and :func:`volume_ref` are
+  what the attachment handshake's steps and the backend check.
+* to **change** it, ``db.api.volume_get`` loads the ORM ``Volume`` inside
+  the write transaction that changes it (``db/volumes.py``).
 
-On MariaDB the statements run on ``Database.read_connection()``'s
-autocommit connections (no pre-ping, no ROLLBACK on return: two round
-trips per GET instead of four) and name only the columns the views print
-(``SHOWN_COLUMNS``): PyMySQL parses every column descriptor of every
-result in Python.
+Why Core here: loading a ``Volume`` through the ORM costs several times
+the statement itself (building the select and its cache key, the
+identity map, the joined type and the ``selectin`` collections), and the
+show and the handshake run on every attach and every client's poll.
 
-The result is a :class:`VolumeRecord`: the ORM ``Volume``'s attribute
-names for the ``SHOWN_COLUMNS``, plus ``volume_type.name``,
+:func:`volume_get` is one statement, not four: the volume outer-joined
+to its type, live metadata, admin metadata and attachments, and whether
+it has image metadata (read by a second statement only then). The price
+is a product of rows (metadata x admin metadata x attachments; a volume
+usually has a few, at most two and at most one), folded back below.
+On SQLite each statement outside a transaction is its own read
+transaction; on MariaDB the reads run on ``Database.read_connection()``'s
+autocommit connections and name only the columns the views print
+(``SHOWN_COLUMNS``: PyMySQL parses every column descriptor in Python).
+
+The show's result is a :class:`VolumeRecord`: the ORM ``Volume``'s
+attribute names for the ``SHOWN_COLUMNS``, plus ``volume_type.name``,
 ``volume_metadata``, ``volume_admin_metadata``,
 ``volume_glance_metadata`` and ``volume_attachment``, so ``api/views.py``
 renders either one (a column the views do not print is not there: an
-AttributeError, never a stale value). It is a detached snapshot, never
-written back: every state change still goes through the compare-and-swap
-updates in ``db/api.py``.
+AttributeError, never a stale value). Nothing here writes: every state
+change is a compare-and-swap in ``db/api.py``, which re-checks what a
+read here saw.
 
 Project scoping is the same as ``db.api.volume_get``: a non-admin sees
 only its own project's live volumes, an admin any live volume by id.
+``conn`` is anything with ``execute(statement, params)``: a Core
+connection from ``Database.read_rows``, or the session of the caller's
+write transaction.
 """
 
 import types
@@ -52,6 +55,7 @@ _METADATA = models.VolumeMetadata.__table__
 _ADMIN_METADATA = models.VolumeAdminMetadata.__table__
 _GLANCE_METADATA = models.VolumeGlanceMetadata.__table__
 _ATTACHMENTS = models.VolumeAttachment.__table__
+_VOLUME_ID = sa.bindparam("volume_id")
 
 # What ``api/views.volume_detail`` and ``volume_summary`` read of a
 # volume: PyMySQL parses each column's descriptor in Python on every
@@ -103,7 +107,7 @@ _VOLUME_BY_ID = (
         .outerjoin(_ATTACHMENTS, sa.and_(
             _ATTACHMENTS.c.volume_id == _VOLUMES.c.id,
             _ATTACHMENTS.c.deleted.is_(False))))
-    .where(_VOLUMES.c.id == sa.bindparam("volume_id"),
+    .where(_VOLUMES.c.id == _VOLUME_ID,
            _VOLUMES.c.deleted.is_(False)))
 _VOLUME_BY_ID_IN_PROJECT = _VOLUME_BY_ID.where(
     _VOLUMES.c.project_id == sa.bindparam("project_id"))
@@ -111,7 +115,7 @@ _VOLUME_BY_ID_IN_PROJECT = _VOLUME_BY_ID.where(
 # rather than one more factor in the join's product of rows.
 _GLANCE_BY_VOLUME = (
     sa.select(_GLANCE_METADATA.c.key, _GLANCE_METADATA.c.value)
-    .where(_GLANCE_METADATA.c.volume_id == sa.bindparam("volume_id"),
+    .where(_GLANCE_METADATA.c.volume_id == _VOLUME_ID,
            _GLANCE_METADATA.c.deleted.is_(False))
     .order_by(_GLANCE_METADATA.c.id))
 
@@ -182,6 +186,74 @@ def _fold(rows):
                                for key in sorted(admin_metadata)],
         volume_attachment=sorted(attachments.values(),
                                  key=lambda a: (a.created_at, a.id)))
+
+
+# --- the state and export columns (the handshake's checks) ---
+
+# What a state-machine step needs of a volume: volume_transition reads
+# id and multiattach, the error messages the status.
+_VOLUME_STATE = (
+    sa.select(_VOLUMES.c.id, _VOLUMES.c.status, _VOLUMES.c.multiattach)
+    .where(_VOLUMES.c.id == _VOLUME_ID, _VOLUMES.c.deleted.is_(False)))
+_VOLUME_STATE_IN_PROJECT = _VOLUME_STATE.where(
+    _VOLUMES.c.project_id == sa.bindparam("project_id"))
+# Only the volumes row is locked (no join: MariaDB would lock the
+# joined rows too).
+_VOLUME_STATE_FOR_UPDATE = _VOLUME_STATE.with_for_update()
+_VOLUME_STATE_IN_PROJECT_FOR_UPDATE = _VOLUME_STATE_IN_PROJECT \
+    .with_for_update()
+
+
+def volume_state(conn, ctx, volume_id, for_update=False):
+    """``(id, status, multiattach)`` of the live volume ``volume_id``
+    visible to ``ctx`` (enough for ``db.api.volume_transition``).
+
+    :param for_update: lock the volume row (as ``db.api.volume_get``'s).
+    :raises VolumeNotFound: missing, deleted or another project's.
+    """
+    if for_update:
+        select, in_project = (_VOLUME_STATE_FOR_UPDATE,
+                              _VOLUME_STATE_IN_PROJECT_FOR_UPDATE)
+    else:
+        select, in_project = _VOLUME_STATE, _VOLUME_STATE_IN_PROJECT
+    if ctx.is_admin:
+        row = conn.execute(select, {"volume_id": volume_id}).first()
+    else:
+        row = conn.execute(in_project, {"volume_id": volume_id,
+                                        "project_id": ctx.project_id}).first()
+    if row is None:
+        raise exception.VolumeNotFound(volume_id=volume_id)
+    return row
+
+
+# Whether the volume is flagged read-only (a column expression:
+# ``db/attachment_reads.py`` reads it beside an attachment's checks).
+READONLY = sa.exists().where(
+    _ADMIN_METADATA.c.volume_id == _VOLUMES.c.id,
+    _ADMIN_METADATA.c.deleted.is_(False),
+    _ADMIN_METADATA.c.key == "readonly",
+    _ADMIN_METADATA.c.value == "True")
+_IS_READONLY = sa.select(READONLY).where(_VOLUMES.c.id == _VOLUME_ID)
+
+
+def is_readonly(conn, volume_id):
+    """``volume.metadata.is_readonly`` without loading the volume: the
+    ``readonly`` admin metadata is ``"True"`` (``set_readonly`` writes
+    only ``"True"`` or ``"False"``, one live row per key)."""
+    return bool(conn.execute(_IS_READONLY, {"volume_id": volume_id})
+                .scalar())
+
+
+_VOLUME_REF = sa.select(_VOLUMES.c.id, _VOLUMES.c.size,
+                        _VOLUMES.c.provider_auth,
+                        _VOLUMES.c.provider_location) \
+    .where(_VOLUMES.c.id == _VOLUME_ID)
+
+
+def volume_ref(conn, volume_id):
+    """The columns of a ``VolumeRef`` (deleted volumes too, as
+    ``session.get`` found them), or None."""
+    return conn.execute(_VOLUME_REF, {"volume_id": volume_id}).first()
 
 
 # --- lists (GET /volumes/detail) ---

@@ -1,26 +1,22 @@
-"""The reads of the attachment handshake: each step loads only the
-columns it checks.
+"""Every read of an attachment row outside a write: the handshake's
+checks, each loading only the columns it checks.
 
 Nova drives every attach and detach through POST, PUT, os-complete and
-DELETE ``/attachments`` (plus ``os-begin_detaching``), and on a busy host
-minicinder's share of that was mostly ORM work: the PUT alone loaded the
-whole ``Volume`` five times (``db.api.volume_get`` in its checks and
-again in its write, and ``VolumeManager._ref`` twice), each load five
-statements (the volume with its joined type, then four ``selectin``
-collections) plus the identity map and loader machinery, to read about
-ten columns. Here every read is one prebuilt Core select (built once, at
-import, with bound parameters) naming those columns; the rows it returns
-have the attribute names the callers used on the models (``row.status``,
-``row.attach_status``...), so the checks read the same as before.
+DELETE ``/attachments`` (plus ``os-begin_detaching``). Each step's read
+is one prebuilt Core select (built once, at import, with bound
+parameters) naming the columns it checks, for the reason
+``db/volume_reads.py`` gives; the rows have the attribute names of the
+models (``row.status``, ``row.attach_status``...). The volume's own
+columns the steps check (state, read-only, export) are read there.
 
-Nothing here writes: every state change is still a compare-and-swap in
+Nothing here writes: every state change is a compare-and-swap in
 ``db/api.py`` (``volume_transition``, ``attachment_transition``), so a
 check made on a row read here is re-checked by the update that acts on
-it. Project scoping is the same as ``db.api.volume_get`` and
-``attachment_get``: a non-admin sees only its own project's volumes and
-their attachments (the ``*_IN_PROJECT`` variants).
+it. Project scoping is the same as ``db.api.attachment_get``: a
+non-admin sees only the attachments of its own project's volumes (the
+``*_IN_PROJECT`` variants).
 
-``conn`` below is anything with ``execute(statement, params)``: a Core
+``conn`` is anything with ``execute(statement, params)``: a Core
 connection from ``Database.read_rows`` for reads outside a transaction,
 or the ORM session of the caller's write transaction.
 """
@@ -29,10 +25,10 @@ import sqlalchemy as sa
 
 from minicinder import exception
 from minicinder.db import models
+from minicinder.db import volume_reads
 
 _VOLUMES = models.Volume.__table__
 _ATTACHMENTS = models.VolumeAttachment.__table__
-_ADMIN_METADATA = models.VolumeAdminMetadata.__table__
 
 _ATTACHMENT_ID = sa.bindparam("attachment_id")
 _VOLUME_ID = sa.bindparam("volume_id")
@@ -49,68 +45,6 @@ def _scoped(ctx, select, in_project, params):
     if ctx.is_admin:
         return select, params
     return in_project, dict(params, project_id=ctx.project_id)
-
-
-# --- volumes ---
-
-# What a state-machine step needs of a volume: volume_transition reads
-# id and multiattach, the error messages the status.
-_VOLUME_STATE = (
-    sa.select(_VOLUMES.c.id, _VOLUMES.c.status, _VOLUMES.c.multiattach)
-    .where(_VOLUMES.c.id == _VOLUME_ID, _VOLUMES.c.deleted.is_(False)))
-_VOLUME_STATE_IN_PROJECT = _in_project(_VOLUME_STATE)
-# Only the volumes row is locked (no join: MariaDB would lock the
-# joined rows too).
-_VOLUME_STATE_FOR_UPDATE = _VOLUME_STATE.with_for_update()
-_VOLUME_STATE_IN_PROJECT_FOR_UPDATE = _VOLUME_STATE_IN_PROJECT \
-    .with_for_update()
-
-
-def volume_state(conn, ctx, volume_id, for_update=False):
-    """``(id, status, multiattach)`` of the live volume ``volume_id``
-    visible to ``ctx`` (enough for ``db.api.volume_transition``).
-
-    :param for_update: lock the volume row (as ``volume_get``'s).
-    :raises VolumeNotFound: missing, deleted or another project's.
-    """
-    if for_update:
-        select, in_project = (_VOLUME_STATE_FOR_UPDATE,
-                              _VOLUME_STATE_IN_PROJECT_FOR_UPDATE)
-    else:
-        select, in_project = _VOLUME_STATE, _VOLUME_STATE_IN_PROJECT
-    row = conn.execute(*_scoped(ctx, select, in_project,
-                                {"volume_id": volume_id})).first()
-    if row is None:
-        raise exception.VolumeNotFound(volume_id=volume_id)
-    return row
-
-
-_READONLY = sa.exists().where(
-    _ADMIN_METADATA.c.volume_id == _VOLUMES.c.id,
-    _ADMIN_METADATA.c.deleted.is_(False),
-    _ADMIN_METADATA.c.key == "readonly",
-    _ADMIN_METADATA.c.value == "True")
-_IS_READONLY = sa.select(_READONLY).where(_VOLUMES.c.id == _VOLUME_ID)
-
-
-def is_readonly(conn, volume_id):
-    """``volume.metadata.is_readonly`` without loading the volume: the
-    ``readonly`` admin metadata is ``"True"`` (``set_readonly`` writes
-    only ``"True"`` or ``"False"``, one live row per key)."""
-    return bool(conn.execute(_IS_READONLY, {"volume_id": volume_id})
-                .scalar())
-
-
-_VOLUME_REF = sa.select(_VOLUMES.c.id, _VOLUMES.c.size,
-                        _VOLUMES.c.provider_auth,
-                        _VOLUMES.c.provider_location) \
-    .where(_VOLUMES.c.id == _VOLUME_ID)
-
-
-def volume_ref(conn, volume_id):
-    """The columns of a ``VolumeRef`` (deleted volumes too, as
-    ``session.get`` found them), or None."""
-    return conn.execute(_VOLUME_REF, {"volume_id": volume_id}).first()
 
 
 # --- attachments ---
@@ -199,7 +133,7 @@ _FOR_CONNECT = _attachment_select(
     _VOLUMES.c.multiattach, _VOLUMES.c.deleted.label("volume_deleted"),
     _VOLUMES.c.size, _VOLUMES.c.provider_auth,
     _VOLUMES.c.provider_location,
-    _READONLY.label("readonly"),
+    volume_reads.READONLY.label("readonly"),
     _OTHERS_CONNECTED.label("others_connected"))
 
 
@@ -246,6 +180,23 @@ def attachment_summaries(conn, volume_id):
     """The volume's live attachments as ``views.attachment_summary``
     renders them, oldest first."""
     return conn.execute(_SUMMARIES, {"volume_id": volume_id}).all()
+
+
+# What a detach checks of each attachment it may remove (the
+# OSSA-2023-003 rule: whose instance, in which state) and the connector
+# it revokes, oldest first.
+_FOR_DETACH = sa.select(
+    _ATTACHMENTS.c.id, _ATTACHMENTS.c.volume_id,
+    _ATTACHMENTS.c.instance_uuid, _ATTACHMENTS.c.attach_status,
+    _ATTACHMENTS.c.connector) \
+    .where(*_VOLUME_ATTACHMENTS).order_by(_ATTACHMENTS.c.created_at)
+
+
+def attachments_for_detach(conn, volume_id):
+    """The volume's live attachments as a detach checks and revokes them
+    (``id, volume_id, instance_uuid, attach_status, connector``), oldest
+    first."""
+    return conn.execute(_FOR_DETACH, {"volume_id": volume_id}).all()
 
 
 _CONNECTORS = sa.select(_ATTACHMENTS.c.id, _ATTACHMENTS.c.connector) \
