@@ -107,16 +107,20 @@ class VolumeActions:
         """Revoke ``connector``'s initiator, then unreserve (upstream).
 
         :raises ConflictNovaUsingAttachment: a user revoking the initiator
-            of an instance's live attachment (OSSA-2023-003).
+            of an instance's live attachment, or sending a connector
+            without an initiator while an instance uses the volume
+            (OSSA-2023-003).
         """
         with self.database.read() as session:
             volume_reads.volume_state(session, ctx, volume_id)
             live = attachment_reads.attachments_for_detach(session,
                                                            volume_id)
+        # A connector without an initiator names no host: it concerns
+        # every attachment, as upstream checks them all.
         initiator = (connector or {}).get("initiator")
         attachment_api.check_deletion_allowed(ctx, [
             a for a in live
-            if (db.load_json(a.connector) or {}).get(
+            if initiator is None or (db.load_json(a.connector) or {}).get(
                 "initiator", initiator) == initiator], self.compute)
         with volume_manager.volume_lock(volume_id):
             self.manager.disconnect(volume_id, connector)

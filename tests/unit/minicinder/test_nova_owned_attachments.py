@@ -145,6 +145,11 @@ def test_legacy_detach_verbs_are_409_for_users(cinder, driver, nova):
                  {"os-force_detach": {}}):
         assert _is_nova_conflict(cinder.post(act, body)), body
     assert driver.exports[vol] == {connector()["initiator"]}
+    # A connector without an initiator concerns every attachment.
+    for empty in ({}, {"host": "h1"}):
+        assert _is_nova_conflict(cinder.post(act, {
+            "os-terminate_connection": {"connector": empty}})), empty
+    assert cinder.volume(vol)["status"] == "in-use"
     # Another initiator's connection is not Nova's attachment: allowed.
     other = connector("iqn.2024-01.test:someone-else")
     assert cinder.post(act, {"os-terminate_connection": {
