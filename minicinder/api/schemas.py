@@ -56,8 +56,13 @@ attachment_complete = {
 volume_size = {"type": ["integer", "string"], "pattern": "^[0-9]+$",
                "minimum": 1, "maximum": 2147483647}
 
+# A create may leave the size out, or send null (cinderclient does when
+# no size is given): the clone's source gives it, or the create is 400.
+volume_size_or_null = dict(volume_size,
+                           type=["integer", "string", "null"])
+
 volume_create = one("volume", {
-    "size": volume_size,
+    "size": volume_size_or_null,
     "name": name, "description": name,
     "display_name": name, "display_description": name,
     "volume_type": {"type": ["string", "null"], "maxLength": 255},
@@ -68,7 +73,7 @@ volume_create = one("volume", {
     "consistencygroup_id": nullable_uuid, "group_id": nullable_uuid,
     "backup_id": nullable_uuid,
     "imageRef": {"type": ["string", "null"]},
-}, required=["size"])
+})
 volume_create["properties"]["OS-SCH-HNT:scheduler_hints"] = {
     "type": ["object", "null"]}
 

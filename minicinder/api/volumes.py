@@ -13,6 +13,7 @@ from minicinder.api import schemas
 from minicinder.api import validation
 from minicinder.api import views
 from minicinder.volume import image as volume_image
+from minicinder.volume import states
 from ministack import json_text
 
 bp = flask.Blueprint("volumes", __name__, url_prefix="/v3/<project_id>")
@@ -53,13 +54,17 @@ def create():
     svc = common.services()
     data = validation.body(schemas.volume_create,
                            common.max_body())["volume"]
-    _check_sources(svc, data)
+    source = _check_sources(svc, data)
     if data.get("multiattach"):
         raise exception.InvalidInput(
             reason="The multiattach parameter is no longer supported; use "
                    "a volume type with the extra spec "
                    "multiattach=\"<is> True\".")
-    size = _size(data["size"])
+    if source is not None:
+        size = _clone_size(data.get("size"), source)
+        _check_clone_zone(data.get("availability_zone"), source)
+    else:
+        size = _size(data.get("size"))
     image = None
     if data.get("imageRef") is not None:
         image = volume_image.get(svc.conf, data["imageRef"])
@@ -71,23 +76,59 @@ def create():
                              data.get("display_description")),
         volume_type=data.get("volume_type"),
         metadata=data.get("metadata"),
-        availability_zone=data.get("availability_zone"), image=image)
+        availability_zone=data.get("availability_zone"), image=image,
+        source=source)
     return flask.jsonify({"volume": views.volume_detail(
         volume, _ctx(), common.version(), extended=False)}), 202
 
 
+# The sources a volume is made from: one at most (upstream's names).
+EXCLUSIVE_SOURCES = ("snapshot_id", "source_volid", "imageRef", "backup_id")
+
+
 def _check_sources(svc, data):
-    """404 for a source that does not exist; 400 for a volume to clone
-    (not built here). Images are checked by the caller."""
+    """404 for a source that does not exist; 400 for more than one, or a
+    volume to clone that is not ``available`` or ``in-use``. Images are
+    checked by the caller.
+
+    :returns: the volume to clone (a read record), or None.
+    """
+    named = [key for key in EXCLUSIVE_SOURCES if data.get(key) is not None]
+    if len(named) > 1:
+        raise exception.InvalidInput(
+            reason="May specify only one of %s" % ", ".join(named))
     for key, not_found in ABSENT_SOURCES.items():
         if data.get(key) is not None:
             raise not_found(data[key])
-    if data.get("source_volid") is not None:
-        svc.volumes.get(_ctx(), validation.uuid_arg(
-            data["source_volid"], _not_found))
+    if data.get("source_volid") is None:
+        return None
+    source = svc.volumes.get(_ctx(), validation.uuid_arg(
+        data["source_volid"], _not_found))
+    if source.status not in states.CLONEABLE:
+        raise exception.InvalidVolume(
+            reason="Originating source volume status must be one of "
+                   "'%s' values" % ", ".join(states.CLONEABLE))
+    return source
+
+
+def _clone_size(value, source):
+    """The clone's size: the source's unless given; never smaller."""
+    if value is None:
+        return source.size
+    size = _size(value)
+    if size < source.size:
         raise exception.InvalidInput(
-            reason="Creating a volume from source_volid is not supported "
-                   "by this service.")
+            reason="Volume size '%s'GB cannot be smaller than original "
+                   "volume size %sGB. They must be >= original volume "
+                   "size." % (size, source.size))
+    return size
+
+
+def _check_clone_zone(zone, source):
+    if zone is not None and zone != source.availability_zone:
+        raise exception.InvalidInput(
+            reason="Volume must be in the same availability zone as the "
+                   "source volume")
 
 
 def _size(value):
@@ -97,10 +138,10 @@ def _size(value):
     ``maximum`` binds integers only); one longer than the maximum is
     refused before ``int()``, which gives up past 4300 digits.
 
-    :raises InvalidInput: upstream's message for a size that is not a
-        positive integer it can use (``volume/api.py`` create).
+    :raises InvalidInput: upstream's message for a size that is missing
+        or not a positive integer it can use (``volume/api.py`` create).
     """
-    digits = str(value).lstrip("0")
+    digits = "" if value is None else str(value).lstrip("0")
     maximum = schemas.volume_size["maximum"]
     if not digits or len(digits) > len(str(maximum)) or \
             int(digits) > maximum:

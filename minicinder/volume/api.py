@@ -49,12 +49,16 @@ class VolumeAPI:
 
     def create(self, ctx, size, name=None, description=None,
                volume_type=None, metadata=None, availability_zone=None,
-               image=None):
+               image=None, source=None):
         """Record the volume as ``creating`` and start the backend job.
 
         :param image: the image record to copy in (checked to fit by the
             caller, ``volume/image.py``); the volume is then bootable and
             records the image's metadata.
+        :param source: the volume to copy (a ``volume_reads`` record,
+            checked by the caller); its type unless ``volume_type`` names
+            one, and its bootable flag and image metadata, are the new
+            volume's too.
 
         :raises InvalidInput: bad size or availability zone.
         :raises VolumeTypeNotFound: unknown type, or a private one the
@@ -76,6 +80,9 @@ class VolumeAPI:
                 vtype = types_db.volume_type_get_by_name_or_id(
                     session, volume_type, include_private=ctx.is_admin,
                     project_id=ctx.project_id)
+            elif source is not None and source.volume_type_id:
+                vtype = types_db.volume_type_get_by_name_or_id(
+                    session, source.volume_type_id, include_private=True)
             else:
                 vtype = types_db.volume_type_get_by_name_or_id(
                     session, self.conf.default_volume_type)
@@ -97,11 +104,17 @@ class VolumeAPI:
                 "scheduled_at": ms_db.utcnow(),
                 "service_uuid": self.service.uuid
                 if placed and self.service else None,
-                "bootable": image is not None,
+                "bootable": image is not None or bool(
+                    source is not None and source.bootable),
+                "source_volid": source.id if source is not None else None,
             }, metadata)
             if image is not None:
                 db.volume_glance_metadata_create(
                     session, volume_id, volume_image.glance_metadata(image))
+            elif source is not None and source.bootable:
+                db.volume_glance_metadata_create(session, volume_id, {
+                    item.key: item.value
+                    for item in source.volume_glance_metadata})
         if not placed:
             LOG.error("Volume %s not created: the volume service %s is "
                       "disabled (No valid backend was found)", volume_id,
@@ -109,8 +122,9 @@ class VolumeAPI:
             return self.get(ctx, volume_id)
         LOG.info("Creating volume %s (%s GiB, type %s%s)", volume_id, size,
                  vtype.name, ", from image %s" % image["id"] if image
-                 else "")
-        self.manager.create_volume_async(volume_id, image)
+                 else ", from volume %s" % source.id if source else "")
+        self.manager.create_volume_async(
+            volume_id, image, source.id if source is not None else None)
         return self.get(ctx, volume_id)
 
     def _backend_accepts(self, session):

@@ -98,6 +98,15 @@ class VolumeDriver(abc.ABC):
         """
 
     @abc.abstractmethod
+    def create_cloned_volume(self, volume, src_vref):
+        """Create ``volume``'s device (``volume.size`` GiB, at least the
+        source's) holding a copy of ``src_vref``'s data. On failure
+        nothing of the new device is left.
+
+        :returns: dict of columns to persist (may be empty).
+        """
+
+    @abc.abstractmethod
     def delete_volume(self, volume):
         """Remove any export, wipe the data, then remove the device.
 

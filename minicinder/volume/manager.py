@@ -33,6 +33,7 @@ from minicinder.volume import extend
 from minicinder.volume import locks
 from minicinder.volume import states
 from minicinder.volume.targets import iscsi_names
+from ministack import context as ms_context
 from ministack import db as ms_db
 
 LOG = logging.getLogger(__name__)
@@ -198,18 +199,22 @@ class VolumeManager:
 
     # --- asynchronous jobs ---
 
-    def create_volume_async(self, volume_id, image=None):
-        return self.executor.submit(self.create_volume, volume_id, image)
+    def create_volume_async(self, volume_id, image=None, source_volid=None):
+        return self.executor.submit(self.create_volume, volume_id, image,
+                                    source_volid)
 
     def delete_volume_async(self, volume_id):
         return self.executor.submit(self.delete_volume, volume_id)
 
-    def create_volume(self, volume_id, image=None):
-        """creating -> available (with ``image``'s data copied in), or
-        error with the reason logged."""
+    def create_volume(self, volume_id, image=None, source_volid=None):
+        """creating -> available (with ``image``'s data or a copy of
+        volume ``source_volid`` in it), or error with the reason logged."""
         ref = self.ref(volume_id)
         try:
-            update = self.driver.create_volume(ref) or {}
+            if source_volid is not None:
+                update = self._clone(ref, source_volid)
+            else:
+                update = self.driver.create_volume(ref) or {}
             if image is not None:
                 self.driver.copy_image_to_volume(ref, image)
         except Exception as exc:
@@ -224,6 +229,19 @@ class VolumeManager:
             self._safe(self.driver.delete_volume, ref)
         else:
             LOG.info("Volume %s created (%s GiB)", volume_id, ref.size)
+
+    def _clone(self, ref, source_volid):
+        """The copy of ``source_volid`` under its lock (a delete of the
+        source waits for it), if the source is still available or in-use."""
+        with volume_lock(source_volid):
+            source = self.database.read_rows(
+                volume_reads.volume_state, ms_context.get_admin_context(),
+                source_volid)
+            if source.status not in states.CLONEABLE:
+                raise exception.InvalidVolume(reason="its source is %s"
+                                              % source.status)
+            return self.driver.create_cloned_volume(
+                ref, self.ref(source_volid)) or {}
 
     def delete_volume(self, volume_id):
         """deleting -> deleted (wiped first), or error_deleting."""

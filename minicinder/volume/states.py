@@ -54,6 +54,8 @@ ATTACH_STATUSES = (ATT_RESERVED, ATT_ATTACHING, ATT_ATTACHED, ATT_DETACHED,
 # Volume statuses from which DELETE is accepted (upstream's list).
 DELETABLE = (AVAILABLE, ERROR, ERROR_DELETING, "error_restoring",
              ERROR_EXTENDING, "error_managing")
+# Statuses of a volume another may be cloned from (source_volid).
+CLONEABLE = (AVAILABLE, IN_USE)
 # os-force_delete (admin) takes a volume in any status but deleting.
 FORCE_DELETABLE = tuple(s for s in VOLUME_STATUSES if s != DELETING)
 

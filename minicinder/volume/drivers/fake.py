@@ -21,6 +21,7 @@ class FakeDriver(driver.VolumeDriver):
         self.exports = {}      # id -> set of admitted initiators
         self.wiped = []        # ids wiped before removal
         self.images = {}       # id -> image id copied in
+        self.clones = {}       # id -> id of the volume it was cloned from
         self.fail = {}         # method name -> exception to raise once
         self.calls = []
 
@@ -36,6 +37,15 @@ class FakeDriver(driver.VolumeDriver):
     def create_volume(self, volume):
         self._maybe_fail("create_volume")
         self.volumes[volume.id] = volume.size
+        return {}
+
+    def create_cloned_volume(self, volume, src_vref):
+        self._maybe_fail("create_cloned_volume")
+        if src_vref.id not in self.volumes:
+            raise exception.VolumeBackendError(
+                reason="volume %s has no device" % src_vref.id)
+        self.volumes[volume.id] = volume.size
+        self.clones[volume.id] = src_vref.id
         return {}
 
     def delete_volume(self, volume):

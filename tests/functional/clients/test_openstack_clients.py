@@ -85,6 +85,27 @@ def test_volume_create_show_list(deployment):
     assert [_get(v, "ID") for v in listed] == [STATE["volume"]]
 
 
+def test_volume_create_from_another(deployment):
+    """``openstack volume create --source``, as a user types it: the
+    clone is the source's size, names its source, and is deleted alone."""
+    admin = deployment["admin"]
+    name = "cl%s-clone" % deployment["run"]
+    clone = admin.json("volume", "create", "--source",
+                       "cl%s-vol" % deployment["run"], name)
+    clone_id = _get(clone, "id")
+    _wait_volume(admin, clone_id, "available")
+    shown = admin.json("volume", "show", name)
+    assert (_get(shown, "source_volid"), _get(shown, "size")) == \
+        (STATE["volume"], 1)
+    rc, out, err = admin.openstack("volume", "delete", name)
+    assert rc == 0, out + err
+    waiting.wait_for("the clone to be gone",
+                     lambda: [_get(v, "ID") for v in
+                              admin.json("volume", "list")],
+                     lambda ids: ids == [STATE["volume"]], timeout=120,
+                     interval=1)
+
+
 def test_server_add_volume_and_lists(deployment):
     admin = deployment["admin"]
     rc, out, err = admin.openstack("server", "add", "volume",

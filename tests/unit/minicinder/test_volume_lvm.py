@@ -260,6 +260,52 @@ def test_driver_moves_an_lv_that_cannot_grow_in_place():
     ]
 
 
+def _clone_driver():
+    from minicinder.volume.drivers import lvm_driver
+    from tests.support.minicinder_inprocess import make_conf
+    vg = RecordingVG()
+    drv = lvm_driver.LVMTgtDriver(make_conf(volume_driver="lvm"),
+                                  execute=FakeExecute(), vg=vg)
+    return drv, vg
+
+
+def test_driver_clones_into_a_zeroed_lv():
+    from minicinder.volume import driver as volume_driver
+    drv, vg = _clone_driver()
+    clone = volume_driver.VolumeRef(id="b", size=2)
+    source = volume_driver.VolumeRef(id="a", size=1)
+    assert drv.create_cloned_volume(clone, source) == {}
+    steps = [c for c in vg.calls if c[0] != "get_device_path"]
+    assert steps == [
+        ("create_volume", "volume-b", 2),
+        ("clear_volume", "volume-b"),
+        ("copy_volume", "volume-a", "volume-b"),
+    ]
+
+
+def test_a_failed_clone_copy_removes_the_new_lv():
+    from minicinder import exception
+    from minicinder.volume import driver as volume_driver
+    from ministack import exception as ms_exception
+
+    class FailingCopyVG(RecordingVG):
+        def copy_volume(self, source, target):
+            self.calls.append(("copy_volume", source, target))
+            raise ms_exception.ProcessExecutionError(
+                cmd=["dd"], exit_code=1, stderr="dd: read error")
+
+    drv, _ = _clone_driver()
+    vg = drv.vg = FailingCopyVG()
+    with pytest.raises(exception.VolumeBackendError):
+        drv.create_cloned_volume(volume_driver.VolumeRef(id="b", size=1),
+                                 volume_driver.VolumeRef(id="a", size=1))
+    steps = [c[:2] for c in vg.calls if c[0] != "get_device_path"]
+    assert steps[:3] == [("create_volume", "volume-b"),
+                         ("clear_volume", "volume-b"),
+                         ("copy_volume", "volume-a")]
+    assert steps[-1] == ("delete_volume", "volume-b")
+
+
 def test_api_workers_share_the_device_cache(tmp_path, monkeypatch):
     """A volume made by one API worker is connected by another without
     ``lvs``/``pvs``: the device it found is shared (checked against sysfs
