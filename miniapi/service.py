@@ -34,7 +34,7 @@ from ministack import db
 from ministack import exception
 from ministack import rpc
 from ministack import service
-from ministack import wsgi
+from ministack import wsgi_server
 
 LOG = logging.getLogger(__name__)
 
@@ -55,11 +55,13 @@ class APIService(service.Service):
         for name, app, host, port in self.extra:
             LOG.info("%s API on %s:%s", name, host, port)
             threading.Thread(
-                target=wsgi.serve, args=(app, host, port),
+                target=wsgi_server.serve, args=(app, host, port),
                 kwargs={"threads": 4, "stop_event": stop_event},
                 name="wsgi-%s" % name, daemon=True).start()
-        wsgi.serve(self.app, self.conf.api.listen, self.conf.api.listen_port,
-                   threads=self.conf.api.workers, stop_event=stop_event)
+        wsgi_server.serve(self.app, self.conf.api.listen,
+                          self.conf.api.listen_port,
+                          threads=self.conf.api.workers,
+                          stop_event=stop_event)
 
     def stop(self):
         if self.transport is not None:

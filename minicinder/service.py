@@ -24,7 +24,7 @@ from ministack import config
 from ministack import exception as ms_exception
 from ministack import service
 from ministack import workers as ms_workers
-from ministack import wsgi
+from ministack import wsgi_server
 from ministack.trace import middleware as trace_middleware
 from ministack.trace import profiler as trace_profiler
 
@@ -103,10 +103,10 @@ class CinderService(service.Service):
                 raise ms_exception.MinistackException(
                     "an API worker process exited")
             return
-        wsgi.serve(self.app, self.conf.osapi_volume_listen,
-                   self.conf.osapi_volume_listen_port,
-                   threads=self.conf.osapi_volume_threads,
-                   stop_event=stop_event, ident="minicinder")
+        wsgi_server.serve(self.app, self.conf.osapi_volume_listen,
+                          self.conf.osapi_volume_listen_port,
+                          threads=self.conf.osapi_volume_threads,
+                          stop_event=stop_event, ident="minicinder")
 
     def _after_fork(self):
         """In an API worker: its own database connections and job pool

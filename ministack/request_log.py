@@ -89,7 +89,7 @@ class RequestLog:
     def __init__(self, app, logger=None):
         self.app = app
         self.log = logger or LOG
-        # wsgi.server_body_limit reads the app's body limit on the
+        # wsgi_server.server_body_limit reads the app's body limit on the
         # outermost middleware: carried over, as the one thing it needs.
         limit = getattr(app, "max_request_body_size", None)
         if isinstance(limit, int):

@@ -5,7 +5,7 @@ REST API in one process stops at one core however many threads it has.
 Upstream runs cinder-api as ``osapi_volume_workers`` processes (default:
 the CPU count) for that reason; :class:`WorkerProcesses` does the same for
 a ministack API, each worker serving the inherited socket with waitress's
-threads (:func:`ministack.wsgi.serve`).
+threads (:func:`ministack.wsgi_server.serve`).
 
 The order of events is what keeps the forks safe:
 
@@ -38,7 +38,7 @@ import socket
 import threading
 import time
 
-from ministack import wsgi
+from ministack import wsgi_server
 
 LOG = logging.getLogger(__name__)
 
@@ -194,9 +194,9 @@ class WorkerProcesses:
         if stop_event.is_set() or os.getppid() != parent:
             return
         LOG.info("API worker %d (pid %d) serving", index, os.getpid())
-        wsgi.serve(self.app, self.host, self.port, threads=self.threads,
-                   stop_event=stop_event, ident=self.ident,
-                   sockets=[self._socket])
+        wsgi_server.serve(self.app, self.host, self.port,
+                          threads=self.threads, stop_event=stop_event,
+                          ident=self.ident, sockets=[self._socket])
 
 
 def _terminate_with_parent():

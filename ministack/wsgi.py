@@ -8,8 +8,8 @@
 * :class:`RequestBodySizeLimiter` refuses bodies larger than
   ``[oslo_middleware] max_request_body_size`` with 413, as
   oslo.middleware's sizelimit does in front of every upstream API.
-* :func:`serve` runs a Flask app under waitress (threaded, production-grade)
-  until :func:`ministack.service` asks it to stop.
+
+Serving an app is :mod:`ministack.wsgi_server`'s.
 """
 
 import json
@@ -19,7 +19,6 @@ import uuid
 
 from ministack import context as ms_context
 from ministack import exception
-from ministack import library_behaviour
 
 LOG = logging.getLogger(__name__)
 
@@ -48,12 +47,6 @@ _REASONS = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
 # oslo.middleware's default for [oslo_middleware] max_request_body_size
 # (112 KiB), which nova, cinder, keystone and glance all run with.
 DEFAULT_MAX_REQUEST_BODY_SIZE = 114688
-
-# waitress receives a whole body before the application sees it; it is
-# told to refuse (with its own terse 413) a body this much larger than
-# the application's limit, so a client cannot fill the disk with one
-# request, while anything up to that gets the service's own fault body.
-_SERVER_BODY_SLACK = 1024 * 1024
 
 _GLOBAL_ID_RE = re.compile(
     r"^req-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}$")
@@ -181,17 +174,6 @@ class RequestBodySizeLimiter:
             return _json_response(start_response, refused.code,
                                   self.render(refused))
         return self.app(environ, start_response)
-
-
-def server_body_limit(app):
-    """The body limit waitress should enforce for ``app``: a little above
-    the application's own (found on its limiter, or on a Flask app's
-    wrapped ``wsgi_app``), or None for waitress's default."""
-    for candidate in (app, getattr(app, "wsgi_app", None)):
-        limit = getattr(candidate, "max_request_body_size", None)
-        if isinstance(limit, int):
-            return limit + _SERVER_BODY_SLACK
-    return None
 
 
 class ContextMiddleware:
@@ -354,47 +336,3 @@ def url_project_mismatch(ctxt, url_project):
 def get_context(flask_request):
     """The RequestContext the middleware attached to this request."""
     return flask_request.environ[ENV_CONTEXT]
-
-
-def serve(app, host, port, threads=8, stop_event=None, ident="ministack",
-          sockets=None):
-    """Serve ``app`` on host:port until ``stop_event`` is set.
-
-    Runs waitress in the calling thread. ``stop_event`` (a threading.Event)
-    is watched by a small thread that stops the worker threads and closes
-    *every* channel, not just the listening socket: a client holding a
-    keep-alive connection (any ``requests.Session``) would otherwise keep
-    the loop, and the daemon, alive after SIGTERM.
-
-    :param sockets: listening sockets to serve instead of binding
-        host:port (an API worker process serves its parent's,
-        :mod:`ministack.workers`).
-    """
-    import threading
-
-    from waitress.server import create_server
-
-    options = {}
-    body_limit = server_body_limit(app)
-    if body_limit is not None:
-        options["max_request_body_size"] = body_limit
-    if sockets:
-        options["sockets"] = sockets
-    else:
-        options.update(host=host, port=port)
-    server = create_server(app, threads=threads, ident=ident,
-                           clear_untrusted_proxy_headers=True, **options)
-    if stop_event is not None:
-        def _watch():
-            stop_event.wait()
-            server.task_dispatcher.shutdown()
-            library_behaviour.close_waitress_channels(server)
-        threading.Thread(target=_watch, daemon=True, name="wsgi-stop").start()
-    LOG.info("Serving on http://%s:%s", host, port)
-    try:
-        server.run()
-    except (OSError, ValueError):
-        # Closing the channels from the watcher ends the loop with a
-        # closed-socket error; anything before the stop was asked is real.
-        if stop_event is None or not stop_event.is_set():
-            raise

@@ -11,7 +11,7 @@ import sys
 
 from ministack import exception
 from ministack import service
-from ministack import wsgi
+from ministack import wsgi_server
 from ministack_course import web
 
 
@@ -26,8 +26,9 @@ class PageService(service.Service):
 
     def start(self, stop_event):
         try:
-            wsgi.serve(self.app, self.host, self.port, threads=self.threads,
-                       stop_event=stop_event, ident="ministack-course")
+            wsgi_server.serve(self.app, self.host, self.port,
+                              threads=self.threads, stop_event=stop_event,
+                              ident="ministack-course")
         except OSError as exc:      # the port is taken: one line, exit 1
             raise exception.ConfigError(
                 reason="[trace] listen_port: cannot listen on %s:%s (%s)"

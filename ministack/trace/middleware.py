@@ -66,7 +66,7 @@ class TraceMiddleware(web.WsgiMiddleware):
 
     def __init__(self, application, hmac_keys=None, enabled=False):
         super().__init__(application, hmac_keys=hmac_keys, enabled=enabled)
-        # wsgi.server_body_limit reads the app's body limit on this, the
+        # wsgi_server.server_body_limit reads the app's body limit on this, the
         # outermost middleware: carried over, as the one thing it needs.
         limit = getattr(application, "max_request_body_size", None)
         if isinstance(limit, int):

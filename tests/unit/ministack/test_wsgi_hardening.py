@@ -11,6 +11,7 @@ from ministack import exception
 from ministack import json_text
 from ministack import microversion as mv
 from ministack import wsgi
+from ministack import wsgi_server
 
 LIMIT = 2048
 
@@ -95,12 +96,13 @@ def test_context_middleware_limits_before_auth_with_request_id():
 
 def test_server_body_limit_sits_above_the_apps():
     app = wsgi.ContextMiddleware(_inner({}), max_request_body_size=LIMIT)
-    assert wsgi.server_body_limit(app) > LIMIT
+    assert wsgi_server.server_body_limit(app) > LIMIT
 
     class FlaskLike:
         wsgi_app = app
-    assert wsgi.server_body_limit(FlaskLike()) == wsgi.server_body_limit(app)
-    assert wsgi.server_body_limit(_inner({})) is None
+    assert wsgi_server.server_body_limit(FlaskLike()) == \
+        wsgi_server.server_body_limit(app)
+    assert wsgi_server.server_body_limit(_inner({})) is None
 
 
 @pytest.mark.parametrize("data, path", [
