@@ -27,6 +27,11 @@ _uuid = {"type": ["string", "null"], "format": "uuid"}
 # "ABCD-1234", so only its characters are checked.
 _fs_uuid = {"type": ["string", "null"], "maxLength": 64,
             "pattern": r"^[A-Za-z0-9-]*\Z"}
+# os-brick's "system uuid" is the firmware's (sysfs' product_uuid, or
+# dmidecode's answer): a UUID, or what dmidecode prints where the firmware
+# has none, "Not Settable" or "Not Present" (QEMU without -uuid).
+_system_uuid = {"type": ["string", "null"], "maxLength": 64,
+                "pattern": r"^[A-Za-z0-9 -]*\Z"}
 _hex_list = {"type": "array", "maxItems": 64,
              "items": {"type": "string", "pattern": r"^[0-9A-Fa-f]{16}\Z"}}
 _plain = {"anyOf": [_text, {"type": ["number", "boolean", "null"]},
@@ -53,7 +58,7 @@ connector = {
         "nqn": {"type": "string", "maxLength": 223,
                 "pattern": r"^nqn\.[A-Za-z0-9.:-]+\Z"},
         "uuid": _fs_uuid,
-        "system uuid": _uuid,
+        "system uuid": _system_uuid,
         "nvme_hostid": _uuid,
         "found_dsc": _nullable_text,
         "sdc_guid": _nullable_text,

@@ -33,6 +33,14 @@ def test_an_os_brick_connector_is_accepted():
     check(GOOD)
 
 
+@pytest.mark.parametrize("system_uuid", [
+    "4c4c4544-0051-3210-8052-b8c04f4e3232", "Not Settable", "Not Present"])
+def test_a_firmware_without_a_system_uuid_is_accepted(system_uuid):
+    # dmidecode's answer where the firmware has no UUID (QEMU without
+    # -uuid, as the lab VM): os-brick passes it on as it is.
+    check(dict(GOOD, **{"system uuid": system_uuid}))
+
+
 @pytest.mark.parametrize("field,value", [
     ("initiator", "iqn.2024-01.org.x:y\nTarget 1: iqn.2024-01.org.x:z"),
     ("initiator", "iqn.2024-01.org.x:y\n"),
@@ -47,7 +55,7 @@ def test_an_os_brick_connector_is_accepted():
     ("do_local_attach", None),
     ("platform", "x86_64\n"), ("os_type", "linux; rm"),
     ("wwpns", ["xyz"]), ("nqn", "nqn.x\ny"), ("uuid", "not a uuid"),
-    ("system uuid", "not-a-uuid"),
+    ("system uuid", "4c4c4544\n"), ("system uuid", "uuid; rm"),
     ("mountpoint", "/dev/vdb\n"), ("mountpoint", "vdb"),
     ("a_future_key", {"nested": True}), ("a_future_key", "x\ny"),
 ])
