@@ -128,6 +128,25 @@ def test_running_with_config(tmp_path):
     assert out.split() == ["unknown", "same", "changed"]
 
 
+def test_code_change_outside_git_restarts(tmp_path):
+    """The lab VM's copy has no .git: a synced code change still counts
+    (every file of the packages is fingerprinted, __pycache__ aside)."""
+    repo = tmp_path / "repo"
+    (repo / "minicinder" / "__pycache__").mkdir(parents=True)
+    code = repo / "minicinder" / "api.py"
+    code.write_text("x = 1\n")
+    conf = tmp_path / "d.conf"
+    conf.write_text("a = 1\n")
+    out = bash('write_pid d $$\n'
+               'record_config d "$C"\n'
+               'echo junk > "$REPO_DIR/minicinder/__pycache__/api.pyc"\n'
+               'running_with_config d bash "$C" && echo same\n'
+               'echo "x = 2" > "$REPO_DIR/minicinder/api.py"\n'
+               'running_with_config d bash "$C" || echo changed',
+               STATUS_DIR=str(tmp_path), C=str(conf), REPO_DIR=str(repo))
+    assert out.split() == ["same", "changed"]
+
+
 def test_quietly_keeps_the_output_in_the_log_only(tmp_path):
     """pip and apt-get speak to LOGFILE, not to the terminal (stdout)."""
     log = tmp_path / "stack.sh.log"
