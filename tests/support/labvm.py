@@ -25,8 +25,8 @@ def labvm(*args, timeout=600, check=False):
 
 
 def vm_run(command, timeout=600, check=False):
-    """A shell line run as root in the VM (``tools/labvm ssh -- sh -c``)."""
-    done = labvm("ssh", "--", "sh", "-c", command, timeout=timeout)
+    """A bash line run as root in the VM (``tools/labvm ssh -- bash -c``)."""
+    done = labvm("ssh", "--", "bash", "-c", command, timeout=timeout)
     if check:
         assert done.returncode == 0, (command, done.stdout[-3000:],
                                       done.stderr[-3000:])
