@@ -34,6 +34,7 @@ import sqlalchemy as sa
 
 from minicinder import conf as cinder_opts
 from minicinder.db import api as cinder_db
+from minicinder.db import attachment_reads
 from minicinder.volume.drivers import lvm
 from minicinder.volume.targets import tgt
 from minicompute import conf as compute_opts
@@ -156,11 +157,9 @@ def read_nova(settings, snap):
 
 
 def read_cinder(settings, snap):
-    ctxt = context.get_admin_context()
     with cinder_session(settings) as session:
         volumes = cinder_db.volume_get_all_including_deleted(session)
-        attachments = cinder_db.attachment_get_all(session, ctxt, {},
-                                                   all_tenants=True)
+        attachments = attachment_reads.every_live_attachment(session)
         snap.volumes = {r.id: {
             "id": r.id, "status": r.status, "deleted": bool(r.deleted),
             "updated_at": r.updated_at or r.created_at} for r in volumes}

@@ -20,12 +20,8 @@ are re-exported here, with the JSON helpers of the text columns.
 import json
 
 from minicinder.db.attachments import attachment_create  # noqa: F401 (re-exported)
-from minicinder.db.attachments import attachment_get  # noqa: F401 (re-exported)
-from minicinder.db.attachments import attachment_get_all  # noqa: F401 (re-exported)
 from minicinder.db.attachments import attachment_transition  # noqa: F401 (re-exported)
 from minicinder.db.attachments import attachment_update  # noqa: F401 (re-exported)
-from minicinder.db.attachments import attachment_volume_id  # noqa: F401 (re-exported)
-from minicinder.db.attachments import attachments_for_volume  # noqa: F401 (re-exported)
 from minicinder.db.attachments import volume_detached  # noqa: F401 (re-exported)
 from minicinder.db.attachments import volume_detached_remaining  # noqa: F401 (re-exported)
 from minicinder.db.attachments import volume_recompute_status  # noqa: F401 (re-exported)

@@ -1,5 +1,6 @@
 """Every read of an attachment row outside a write: the handshake's
-checks, each loading only the columns it checks.
+checks, each loading only the columns it checks, and the show and the
+lists.
 
 Nova drives every attach and detach through POST, PUT, os-complete and
 DELETE ``/attachments`` (plus ``os-begin_detaching``). Each step's read
@@ -9,12 +10,14 @@ parameters) naming the columns it checks, for the reason
 models (``row.status``, ``row.attach_status``...). The volume's own
 columns the steps check (state, read-only, export) are read there.
 
+``GET /attachments/{id}`` and the lists read here too, so an
+attachment row has one read path.
+
 Nothing here writes: every state change is a compare-and-swap in
 ``db/api.py`` (``volume_transition``, ``attachment_transition``), so a
 check made on a row read here is re-checked by the update that acts on
-it. Project scoping is the same as ``db.api.attachment_get``: a
-non-admin sees only the attachments of its own project's volumes (the
-``*_IN_PROJECT`` variants).
+it. Project scoping: a non-admin sees only the attachments of its own
+project's volumes (``_scoped``).
 
 ``conn`` is anything with ``execute(statement, params)``: a Core
 connection from ``Database.read_rows`` for reads outside a transaction,
@@ -26,6 +29,7 @@ import sqlalchemy as sa
 from minicinder import exception
 from minicinder.db import models
 from minicinder.db import volume_reads
+from minicinder.volume import states
 
 _VOLUMES = models.Volume.__table__
 _ATTACHMENTS = models.VolumeAttachment.__table__
@@ -151,13 +155,14 @@ def attachment_for_connect(conn, ctx, attachment_id):
     return _visible(conn, ctx, _FOR_CONNECT, attachment_id)
 
 
-# What api/views.attachment_detail prints.
-_DETAIL = sa.select(
-    _ATTACHMENTS.c.id, _ATTACHMENTS.c.attach_status,
-    _ATTACHMENTS.c.instance_uuid, _ATTACHMENTS.c.volume_id,
-    _ATTACHMENTS.c.attach_time, _ATTACHMENTS.c.detach_time,
-    _ATTACHMENTS.c.attach_mode, _ATTACHMENTS.c.connection_info) \
-    .where(*_LIVE_ATTACHMENT)
+# What api/views.attachment_detail prints (the list's summary prints
+# the first four).
+_SHOWN = (_ATTACHMENTS.c.id, _ATTACHMENTS.c.attach_status,
+          _ATTACHMENTS.c.instance_uuid, _ATTACHMENTS.c.volume_id,
+          _ATTACHMENTS.c.attach_time, _ATTACHMENTS.c.detach_time,
+          _ATTACHMENTS.c.attach_mode, _ATTACHMENTS.c.connection_info)
+_DETAIL = sa.select(*_SHOWN).where(*_LIVE_ATTACHMENT)
+_SHOW = _attachment_select(*_SHOWN)
 
 
 def attachment_detail(conn, attachment_id):
@@ -166,10 +171,91 @@ def attachment_detail(conn, attachment_id):
     return conn.execute(_DETAIL, {"attachment_id": attachment_id}).one()
 
 
+def attachment_get(conn, ctx, attachment_id):
+    """``GET /attachments/{id}``: the row ``views.attachment_detail``
+    renders.
+
+    :raises VolumeAttachmentNotFound: missing, deleted or not ctx's.
+    """
+    return _visible(conn, ctx, _SHOW, attachment_id)
+
+
+_MARKER = _attachment_select(_ATTACHMENTS.c.id, _ATTACHMENTS.c.created_at)
+# The list's filters (the API's query names, ``status`` already renamed)
+# and the column each one matches.
+_LIST_FILTERS = {"project_id": _VOLUMES.c.project_id,
+                 "volume_id": _ATTACHMENTS.c.volume_id,
+                 "instance_id": _ATTACHMENTS.c.instance_uuid,
+                 "attach_status": _ATTACHMENTS.c.attach_status}
+
+
+def attachment_list(conn, ctx, filters, all_tenants=False, limit=None,
+                    marker=None):
+    """``GET /attachments[/detail]``: the live attachments ``ctx`` sees,
+    newest first, filtered by the keys of ``_LIST_FILTERS``, one page
+    after ``marker``. Only an admin asking for ``all_tenants`` sees other
+    projects'. The rows have the columns ``views.attachment_detail``
+    renders.
+
+    :raises InvalidInput: ``marker`` is no attachment ``ctx`` sees (400).
+    """
+    select = sa.select(*_SHOWN).select_from(_ATTACHMENT_JOIN) \
+        .where(_ATTACHMENTS.c.deleted.is_(False))
+    if not (ctx.is_admin and all_tenants):
+        select = select.where(_VOLUMES.c.project_id == ctx.project_id)
+    for key, column in _LIST_FILTERS.items():
+        if key in filters:
+            select = select.where(column == filters[key])
+    if marker:
+        ref = conn.execute(*_scoped(ctx, *_MARKER,
+                                    {"attachment_id": marker})).first()
+        if ref is None:
+            raise exception.InvalidInput(
+                reason="marker [%s] not found" % marker)
+        select = select.where(sa.or_(
+            _ATTACHMENTS.c.created_at < ref.created_at,
+            sa.and_(_ATTACHMENTS.c.created_at == ref.created_at,
+                    _ATTACHMENTS.c.id < ref.id)))
+    select = select.order_by(_ATTACHMENTS.c.created_at.desc(),
+                             _ATTACHMENTS.c.id.desc())
+    if limit is not None:
+        select = select.limit(limit)
+    return conn.execute(select).all()
+
+
+_OWNER = sa.select(_ATTACHMENTS.c.volume_id).where(*_LIVE_ATTACHMENT)
+
+
+def attachment_owner(conn, attachment_id):
+    """The volume a live attachment belongs to, or None, whoever's it is.
+
+    Only for pairing checks (an attachment id sent along with another
+    volume's id is refused); never shown to the caller.
+    """
+    return conn.execute(_OWNER, {"attachment_id": attachment_id}) \
+        .scalar_one_or_none()
+
+
+# What the audit compares with nova's ledger: every live attachment.
+_EVERY_LIVE = sa.select(
+    _ATTACHMENTS.c.id, _ATTACHMENTS.c.volume_id,
+    _ATTACHMENTS.c.instance_uuid, _ATTACHMENTS.c.attach_status,
+    _ATTACHMENTS.c.connector, _ATTACHMENTS.c.created_at,
+    _ATTACHMENTS.c.updated_at) \
+    .where(_ATTACHMENTS.c.deleted.is_(False)) \
+    .order_by(_ATTACHMENTS.c.created_at)
+
+
+def every_live_attachment(conn):
+    """Every live attachment of every project, oldest first, with its
+    connector and times (``ministack_audit``)."""
+    return conn.execute(_EVERY_LIVE).all()
+
+
 _VOLUME_ATTACHMENTS = (_ATTACHMENTS.c.volume_id == _VOLUME_ID,
                        _ATTACHMENTS.c.deleted.is_(False))
 # What api/views.attachment_summary prints, oldest first (as
-# db.api.attachments_for_volume).
+# the volume show renders them).
 _SUMMARIES = sa.select(
     _ATTACHMENTS.c.id, _ATTACHMENTS.c.attach_status,
     _ATTACHMENTS.c.instance_uuid, _ATTACHMENTS.c.volume_id) \
@@ -208,6 +294,17 @@ def attachment_connectors(conn, volume_id):
     return conn.execute(_CONNECTORS, {"volume_id": volume_id}).all()
 
 
+_ATTACH_STATUSES = sa.select(_ATTACHMENTS.c.attach_status) \
+    .where(*_VOLUME_ATTACHMENTS)
+
+
+def attach_statuses(conn, volume_id):
+    """attach_status of each live attachment of the volume (what its
+    status is recomputed from)."""
+    return conn.execute(_ATTACH_STATUSES, {"volume_id": volume_id}) \
+        .scalars().all()
+
+
 _INSTANCES = sa.select(_ATTACHMENTS.c.instance_uuid) \
     .where(*_VOLUME_ATTACHMENTS)
 
@@ -216,3 +313,17 @@ def attachment_instances(conn, volume_id):
     """instance_uuid of each live attachment of the volume."""
     return conn.execute(_INSTANCES, {"volume_id": volume_id}).scalars() \
         .all()
+
+
+_ATTACHED_INSTANCES = sa.select(_ATTACHMENTS.c.instance_uuid).distinct() \
+    .where(*_VOLUME_ATTACHMENTS,
+           _ATTACHMENTS.c.attach_status == states.ATT_ATTACHED,
+           _ATTACHMENTS.c.instance_uuid.is_not(None)) \
+    .order_by(_ATTACHMENTS.c.instance_uuid)
+
+
+def attached_instances(conn, volume_id):
+    """The servers the volume is attached to (what an extend tells Nova
+    about), sorted."""
+    return conn.execute(_ATTACHED_INSTANCES, {"volume_id": volume_id}) \
+        .scalars().all()

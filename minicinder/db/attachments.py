@@ -1,15 +1,12 @@
-"""Attachments: scoped reads, the compare-and-swap of an attachment's
-attach_status, and a detach's soft delete with the volume's status
-recomputed from the attachments left.
-
-A project only ever sees the attachments of its own volumes; an admin
-lists everything only with ``all_tenants``. Part of
-``minicinder.db.api``, which re-exports every public function here.
+"""Attachment writes: the insert, the compare-and-swap of an
+attachment's attach_status, and a detach's soft delete with the volume's
+status recomputed from the attachments left. Attachments are read in
+``attachment_reads.py``. Part of ``minicinder.db.api``, which re-exports
+every public function here.
 """
 
 import sqlalchemy as sa
 
-from minicinder import exception
 from minicinder.db import attachment_reads
 from minicinder.db import models
 from minicinder.db.cas import cas as _cas
@@ -17,83 +14,6 @@ from minicinder.db.cas import updatable as _updatable
 from minicinder.db.volumes import volume_update
 from minicinder.volume import states
 from ministack.db import utcnow
-
-
-def _attachments(ctx):
-    query = (sa.select(models.VolumeAttachment)
-             .join(models.Volume,
-                   models.Volume.id == models.VolumeAttachment.volume_id)
-             .where(models.VolumeAttachment.deleted.is_(False)))
-    if not ctx.is_admin:
-        query = query.where(models.Volume.project_id == ctx.project_id)
-    return query
-
-
-def attachment_get(session, ctx, attachment_id):
-    """:raises VolumeAttachmentNotFound: missing, deleted or not ctx's."""
-    attachment = session.scalars(_attachments(ctx).where(
-        models.VolumeAttachment.id == attachment_id)).unique().first()
-    if attachment is None:
-        raise exception.VolumeAttachmentNotFound(attachment_id=attachment_id)
-    return attachment
-
-
-def attachment_get_all(session, ctx, filters, all_tenants=False, limit=None,
-                       marker=None):
-    """Attachments filtered by volume_id, instance_id, attach_status..."""
-    query = (sa.select(models.VolumeAttachment)
-             .join(models.Volume,
-                   models.Volume.id == models.VolumeAttachment.volume_id)
-             .where(models.VolumeAttachment.deleted.is_(False)))
-    if not (ctx.is_admin and all_tenants):
-        query = query.where(models.Volume.project_id == ctx.project_id)
-    if "project_id" in filters:
-        query = query.where(models.Volume.project_id == filters["project_id"])
-    if "volume_id" in filters:
-        query = query.where(
-            models.VolumeAttachment.volume_id == filters["volume_id"])
-    if "instance_id" in filters:
-        query = query.where(
-            models.VolumeAttachment.instance_uuid == filters["instance_id"])
-    if "attach_status" in filters:
-        query = query.where(models.VolumeAttachment.attach_status
-                            == filters["attach_status"])
-    query = query.order_by(models.VolumeAttachment.created_at.desc(),
-                           models.VolumeAttachment.id.desc())
-    if marker:
-        ref = session.scalars(_attachments(ctx).where(
-            models.VolumeAttachment.id == marker)).unique().first()
-        if ref is None:
-            raise exception.InvalidInput(
-                reason="marker [%s] not found" % marker)
-        query = query.where(sa.or_(
-            models.VolumeAttachment.created_at < ref.created_at,
-            sa.and_(models.VolumeAttachment.created_at == ref.created_at,
-                    models.VolumeAttachment.id < ref.id)))
-    if limit is not None:
-        query = query.limit(limit)
-    return list(session.scalars(query).unique())
-
-
-def attachment_volume_id(session, attachment_id):
-    """The volume a live attachment belongs to, or None, whoever's it is.
-
-    Only for pairing checks (an attachment id sent along with another
-    volume's id is refused); never shown to the caller.
-    """
-    return session.scalars(
-        sa.select(models.VolumeAttachment.volume_id)
-        .where(models.VolumeAttachment.id == attachment_id,
-               models.VolumeAttachment.deleted.is_(False))).first()
-
-
-def attachments_for_volume(session, volume_id):
-    """Every live attachment of a volume, oldest first (no scoping)."""
-    return list(session.scalars(
-        sa.select(models.VolumeAttachment)
-        .where(models.VolumeAttachment.volume_id == volume_id,
-               models.VolumeAttachment.deleted.is_(False))
-        .order_by(models.VolumeAttachment.created_at)).unique())
 
 
 def attachment_create(session, values):
@@ -175,11 +95,9 @@ def volume_recompute_status(session, volume_id):
     Upstream leaves the status alone while a migration is running or the
     volume is uploading; neither exists here.
     """
-    remaining = session.scalars(
-        sa.select(models.VolumeAttachment.attach_status)
-        .where(models.VolumeAttachment.volume_id == volume_id,
-               models.VolumeAttachment.deleted.is_(False))).all()
-    return _set_status_from(session, volume_id, remaining)
+    return _set_status_from(
+        session, volume_id,
+        attachment_reads.attach_statuses(session, volume_id))
 
 
 def _set_status_from(session, volume_id, attach_statuses):

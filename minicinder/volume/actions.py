@@ -41,7 +41,7 @@ def check_pairing(session, volume_id, attachments, attachment_id):
     """
     if any(a.id == attachment_id for a in attachments):
         return
-    owner = db.attachment_volume_id(session, attachment_id)
+    owner = attachment_reads.attachment_owner(session, attachment_id)
     if owner is not None and owner != volume_id:
         LOG.info("Refused: attachment %s is not volume %s's",
                  attachment_id, volume_id)

@@ -117,16 +117,17 @@ class AttachmentAPI:
         self.compute = compute
 
     def get(self, ctx, attachment_id):
-        with self.database.read() as session:
-            return db.attachment_get(session, ctx, attachment_id)
+        return self.database.read_rows(attachment_reads.attachment_get,
+                                       ctx, attachment_id)
 
-    def get_all(self, ctx, filters, all_tenants=False, **page):
+    def get_all(self, ctx, filters, all_tenants=False, limit=None,
+                marker=None):
         """``all_tenants`` from a non-admin is ignored, as upstream (its
         own project's attachments are listed)."""
-        with self.database.read() as session:
-            return db.attachment_get_all(session, ctx, filters,
-                                         all_tenants and ctx.is_admin,
-                                         **page)
+        return self.database.read_rows(attachment_reads.attachment_list,
+                                       ctx, filters,
+                                       all_tenants and ctx.is_admin,
+                                       limit, marker)
 
     def create(self, ctx, volume_id, instance_uuid=None, connector=None,
                attach_mode=None):

@@ -19,12 +19,9 @@ grows in place, as upstream's ``VolumeManager.extend_volume``:
 
 import logging
 
-import sqlalchemy as sa
-
 from minicinder import exception
-from minicinder.db import models
+from minicinder.db import attachment_reads
 from minicinder.volume import locks
-from minicinder.volume import states
 from ministack.trace import profiler as trace_profiler
 
 LOG = logging.getLogger(__name__)
@@ -114,14 +111,8 @@ class VolumeExtender:
     def _tell_nova(self, ctx, volume_id):
         """``volume-extended`` for each server using the volume (errors
         are logged: the volume has grown whatever Nova answers)."""
-        with self.manager.database.read() as session:
-            servers = sorted(set(session.scalars(
-                sa.select(models.VolumeAttachment.instance_uuid).where(
-                    models.VolumeAttachment.volume_id == volume_id,
-                    models.VolumeAttachment.deleted.is_(False),
-                    models.VolumeAttachment.attach_status ==
-                    states.ATT_ATTACHED,
-                    models.VolumeAttachment.instance_uuid.is_not(None)))))
+        servers = self.manager.database.read_rows(
+            attachment_reads.attached_instances, volume_id)
         if not servers:
             return
         compute = self.manager.compute

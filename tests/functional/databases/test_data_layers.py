@@ -18,6 +18,7 @@ import pytest
 
 from minicinder import exception as cinder_exception
 from minicinder.db import api as cinder_api
+from minicinder.db import attachment_reads
 from minicinder.db import session as cinder_session
 from minicinder.db import types as cinder_types
 from minicinder.db import volume_reads as cinder_reads
@@ -199,8 +200,8 @@ def _exercise_cinder(database):
         assert [a.id for a in volume.volume_attachment] == [attachment_id]
         assert {m.key: m.value for m in volume.volume_metadata} == \
             {"k": "v"}
-        listed = cinder_api.attachment_get_all(session, ctx,
-                                               {"volume_id": volume_id})
+        listed = attachment_reads.attachment_list(
+            session, ctx, {"volume_id": volume_id})
         assert [a.id for a in listed] == [attachment_id]
         assert [v.id for v in cinder_reads.volume_list(
             session.connection(), cinder_api.volume_list_select(
@@ -217,7 +218,7 @@ def _exercise_cinder(database):
                                           attachment_id) == "available"
     with database.read() as session:
         with pytest.raises(cinder_exception.VolumeAttachmentNotFound):
-            cinder_api.attachment_get(session, ctx, attachment_id)
+            attachment_reads.attachment_get(session, ctx, attachment_id)
         volume = cinder_api.volume_get(session, ctx, volume_id)
         assert (volume.status, volume.attach_status) == ("available",
                                                          "detached")

@@ -304,3 +304,44 @@ def test_response_headers(cinder):
     fault = cinder.get("/attachments", version="9.0")
     assert fault.headers["Vary"] == "OpenStack-API-Version"
     assert fault.headers["x-openstack-request-id"].startswith("req-")
+
+
+def test_list_pages_newest_first(cinder):
+    """limit and marker page through the list newest first; a marker the
+    caller cannot see is a 400."""
+    made = []
+    for _ in range(3):
+        made.append(cinder.reserve(cinder.create_volume(), INSTANCE)["id"])
+    newest_first = [a["id"] for a in
+                    cinder.get("/attachments").body["attachments"]]
+    assert newest_first[:3] == made[::-1]
+    page = cinder.get("/attachments?limit=2").body
+    assert [a["id"] for a in page["attachments"]] == newest_first[:2]
+    assert "marker=%s" % newest_first[1] in \
+        page["attachments_links"][0]["href"]
+    rest = cinder.get("/attachments/detail?marker=%s"
+                      % newest_first[1]).body["attachments"]
+    assert [a["id"] for a in rest] == newest_first[2:]
+    assert rest[0]["connection_info"] == {} and rest[0]["attached_at"] == ""
+    other = cinder.as_user("bob", project="otherproject")
+    resp = other.get("/attachments?marker=%s" % made[0])
+    assert resp.status_code == 400
+    assert "marker" in resp.body["badRequest"]["message"]
+
+
+def test_show_and_list_are_one_statement_each(stack):
+    """The show and the list each read with one select (no ORM load of
+    the attachment and its volume)."""
+    from tests.support import sql_statements
+    cinder, _driver, svc = stack
+    att = cinder.reserve(cinder.create_volume(), INSTANCE)
+    with sql_statements.recorded(svc.database) as seen:
+        shown = cinder.get("/attachments/%s" % att["id"]).body["attachment"]
+    assert len(seen) == 1
+    assert shown["id"] == att["id"] and shown["status"] == "reserved"
+    for path in ("/attachments", "/attachments/detail?instance_id=%s"
+                 % INSTANCE):
+        with sql_statements.recorded(svc.database) as seen:
+            listed = cinder.get(path).body["attachments"]
+        assert len(seen) == 1, path
+        assert att["id"] in [a["id"] for a in listed]

@@ -163,6 +163,10 @@ def test_image_metadata_is_read_only_when_there_is_some(stack):
     assert len(seen) == 1 and "volume_image_metadata" not in body
 
 
+# The ORM loads of a row that only a write may make.
+_WRITE_ONLY_LOADS = ("db.volume_get",)
+
+
 def _calls_in_read_blocks(tree):
     """``db.volume_get`` calls inside ``with self.database.read()``."""
     found = []
@@ -176,19 +180,23 @@ def _calls_in_read_blocks(tree):
             continue
         for inner in ast.walk(node):
             if isinstance(inner, ast.Call) and \
-                    ast.unparse(inner.func).endswith("db.volume_get"):
+                    ast.unparse(inner.func).endswith(_WRITE_ONLY_LOADS):
                 found.append(inner.lineno)
     return found
 
 
-def test_the_orm_volume_is_loaded_only_to_change_it():
+def _sources(*packages):
     root = pathlib.Path(__file__).resolve().parents[3]
-    offenders = []
-    for package in ("minicinder", "ministack_audit"):
+    for package in packages:
         for path in sorted((root / package).rglob("*.py")):
-            tree = ast.parse(path.read_text(), str(path))
-            offenders += ["%s:%d" % (path.relative_to(root), line)
-                          for line in _calls_in_read_blocks(tree)]
+            yield path.relative_to(root), ast.parse(path.read_text(),
+                                                    str(path))
+
+
+def test_the_orm_volume_is_loaded_only_to_change_it():
+    offenders = ["%s:%d" % (path, line)
+                 for path, tree in _sources("minicinder", "ministack_audit")
+                 for line in _calls_in_read_blocks(tree)]
     assert offenders == [], (
         "read a volume outside a write through db/volume_reads.py")
 
@@ -199,3 +207,19 @@ def test_the_read_block_finder_sees_an_orm_read():
         "    with self.database.read() as session:\n"
         "        return db.volume_get(session, ctx, volume_id)\n")
     assert _calls_in_read_blocks(tree) == [3]
+
+
+def test_attachment_rows_are_read_in_one_module():
+    """No ORM query names ``VolumeAttachment`` outside the writes: every
+    read of an attachment row is ``db/attachment_reads.py``'s."""
+    offenders = []
+    for path, tree in _sources("minicinder", "ministack_audit"):
+        if path.name == "attachment_reads.py" or "migrations" in path.parts:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and \
+                    ast.unparse(node.func).endswith(("sa.select", "select")) \
+                    and "VolumeAttachment" in ast.unparse(node):
+                offenders.append("%s:%d" % (path, node.lineno))
+    assert offenders == [], (
+        "read attachments through db/attachment_reads.py")
