@@ -101,6 +101,10 @@ class VolumeActions:
             conn_info = self.manager.connect(volume_id, connector)
         conn_info["data"].setdefault("access_mode",
                                      "ro" if readonly else "rw")
+        # As the attachment API's connection_info: whether the host asked
+        # os-brick to insist on multipath.
+        conn_info["data"]["enforce_multipath"] = bool(
+            connector.get("enforce_multipath", False))
         return conn_info
 
     def terminate_connection(self, ctx, volume_id, connector):

@@ -57,12 +57,20 @@ def _wait(driver, what, timeout=10):
 
 
 def _at(driver):
-    """The step shown (0: the whole picture) and its hop id."""
-    panel = _one(driver, "#step-panel")
-    if not panel.is_displayed():
+    """The step shown (0: the whole picture) and its hop id.
+
+    Read in one script: while the page plays, the panel is redrawn
+    between two WebDriver calls, and an element found by one is stale
+    by the next."""
+    shown = driver.execute_script(
+        "var panel = document.getElementById('step-panel');"
+        "if (!panel || panel.hidden) return null;"
+        "return [document.getElementById('step-title').textContent,"
+        "        panel.getAttribute('data-hop-id')];")
+    if shown is None:
         return 0, None
-    title = _one(driver, "#step-title").text      # "Step 3 of 13"
-    return int(title.split()[1]), panel.get_attribute("data-hop-id")
+    title, hop_id = shown                       # "Step 3 of 13"
+    return int(title.split()[1]), hop_id
 
 
 def _arrived(driver):

@@ -116,6 +116,27 @@ def test_legacy_flow_states(cinder, driver):
     assert cinder.volume(vol)["status"] == "available"
 
 
+def test_legacy_connection_info_carries_the_attachment_apis_keys(cinder):
+    """The legacy export's ``data`` holds every key the attachment API's
+    flattened connection_info does, but the two naming the attachment
+    and the transport (which the legacy body keeps beside ``data``)."""
+    legacy_vol, new_vol = cinder.create_volume(), cinder.create_volume()
+    legacy = cinder.post("/volumes/%s/action" % legacy_vol, {
+        "os-initialize_connection": {"connector": connector()}}).body[
+            "connection_info"]
+    att = cinder.reserve(new_vol, INSTANCE)
+    flat = cinder.put("/attachments/%s" % att["id"], {"attachment": {
+        "connector": connector()}}).body["attachment"]["connection_info"]
+    assert legacy["driver_volume_type"] == flat["driver_volume_type"]
+    assert set(legacy["data"]) == set(flat) - {"driver_volume_type",
+                                               "attachment_id"}
+    assert legacy["data"]["enforce_multipath"] is False
+    enforced = dict(connector(), enforce_multipath=True)
+    assert cinder.post("/volumes/%s/action" % legacy_vol, {
+        "os-initialize_connection": {"connector": enforced}}).body[
+            "connection_info"]["data"]["enforce_multipath"] is True
+
+
 def test_admin_actions(cinder, driver):
     vol = cinder.create_volume()
     act = "/volumes/%s/action" % vol
