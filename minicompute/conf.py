@@ -69,6 +69,25 @@ flight) is left alone before the reconciler treats it as abandoned.
 Must be well above ``[DEFAULT] rpc_call_timeout`` of miniapi: the API
 phase of an attach lasts up to that long.
 """),
+    cfg.IntOpt("block_device_allocate_retries", default=60, min=0,
+               help="""
+How many times, after the first look, the build checks whether a volume it
+asked Cinder to create (from an image or blank, for a server booted from
+volume) is ``available``, before it gives up and the build fails (nova's
+option of that name).
+
+Related options:
+
+* block_device_allocate_retries_interval
+"""),
+    cfg.IntOpt("block_device_allocate_retries_interval", default=3, min=0,
+               help="""
+Seconds between two checks of a volume the build is waiting for.
+
+Related options:
+
+* block_device_allocate_retries
+"""),
     cfg.StrOpt("instances_path", default="$state_path/instances",
                help="""
 Directory holding one sub-directory per instance (its qcow2 overlay).

@@ -204,6 +204,12 @@ class InstanceBuildFailed(NovaException):
     msg_fmt = "Build of instance %(instance_uuid)s failed: %(reason)s"
 
 
+class VolumeNotCreated(NovaException):
+    msg_fmt = ("Volume %(volume_id)s did not finish being created even after "
+               "we waited %(seconds)s seconds or %(attempts)s attempts. And "
+               "its status is %(volume_status)s.")
+
+
 class VolumeDriverNotFound(NovaException):
     msg_fmt = "Could not find a handler for %(driver_type)s volume."
 

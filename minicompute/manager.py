@@ -23,6 +23,7 @@ from minicompute import exception
 from minicompute import external_events
 from minicompute import power_state
 from minicompute import rpcapi
+from minicompute import server_volumes
 from minicompute import task_states
 from minicompute import utils
 from minicompute import vm_states
@@ -56,6 +57,8 @@ class ComputeManager:
         self.volume_api = volume_api
         self.external_events = external_events.ExternalEvents(
             self.host, driver, volume_api, self.load_instance)
+        self.server_volumes = server_volumes.ServerVolumes(conf, driver,
+                                                           volume_api)
 
     # -- helpers -
 
@@ -208,24 +211,32 @@ class ComputeManager:
 
     # -- instance lifecycle -
 
-    @messaging.expected_exceptions(exception.InstanceNotFound,
-                                   exception.InstanceBuildFailed)
+    @messaging.expected_exceptions(
+        exception.InstanceBuildFailed, exception.VolumeNotCreated,
+        *_VOLUME_ERRORS)
     def build_and_run_instance(self, ctxt, instance, image, flavor):
-        """Create the disk and domain and boot; ACTIVE or ERROR (cast)."""
+        """Volumes (:mod:`.server_volumes`), disk, domain, boot: ACTIVE,
+        or ERROR with all undone (cast)."""
         instance = self.load_instance(ctxt, instance)
-        with self._event(ctxt, "build_and_run_instance", instance):
+        with self._event(ctxt, "build_and_run_instance", instance), \
+                utils.instance_lock(instance["uuid"]):
             db_api.instance_update(ctxt.elevated(), instance["uuid"], {
                 "task_state": task_states.SPAWNING, "host": self.host,
                 "root_device_name": "/dev/vda"})
+            volumes = []
             try:
-                self.driver.spawn(ctxt, instance, image, flavor)
+                volumes = self.server_volumes.prepare(ctxt, instance)
+                self.driver.spawn(ctxt, instance, image, flavor,
+                                  block_device_info=volumes)
+                self.server_volumes.complete(ctxt, instance)
             except Exception as exc:
                 with excutils.save_and_reraise_exception():
                     reason = (exc.format_message()
                               if hasattr(exc, "format_message") else str(exc))
                     LOG.error("Build of %s failed: %s", instance["uuid"],
                               reason)
-                    self._quiet_destroy(ctxt, instance)
+                    self._quiet_destroy(ctxt, instance, volumes)
+                    self.server_volumes.roll_back(ctxt, instance)
                     self._set_error(ctxt, instance, reason)
             db_api.instance_update(ctxt.elevated(), instance["uuid"], {
                 "vm_state": vm_states.ACTIVE, "task_state": None,
@@ -233,9 +244,9 @@ class ComputeManager:
                 "launched_at": db.utcnow()})
             LOG.info("Instance %s is active", instance["uuid"])
 
-    def _quiet_destroy(self, ctxt, instance):
+    def _quiet_destroy(self, ctxt, instance, volumes=()):
         try:
-            self.driver.destroy(ctxt, instance)
+            self.driver.destroy(ctxt, instance, block_device_info=volumes)
         except Exception:
             LOG.exception("Cleanup of failed build %s failed",
                           instance["uuid"])
@@ -359,17 +370,21 @@ class ComputeManager:
                                     "Delete failed: %s" % exc)
 
     def _terminate(self, ctxt, instance):
-        to_delete = []
-        for row in db_api.bdm_get_all_by_instance(ctxt,
-                                                  instance["uuid"]):
-            if row.source_type != "volume" or not row.volume_id:
-                continue
-            self._terminate_volume(ctxt, instance, row)
+        """Unplug the volumes one by one but the root, which the guest's
+        destroy disconnects; then delete_on_termination."""
+        rows = [r for r in server_volumes.volume_rows(ctxt, instance["uuid"])
+                if r.volume_id]
+        roots = [r for r in rows if r.boot_index == 0]
+        for row in rows:
+            if row not in roots:
+                self._terminate_volume(ctxt, instance, row)
+        self.driver.destroy(
+            ctxt, instance,
+            block_device_info=server_volumes.block_device_info(roots))
+        self.server_volumes.release(ctxt, roots)
+        for row in rows:
             if row.delete_on_termination:
-                to_delete.append(row.volume_id)
-        self.driver.destroy(ctxt, instance)
-        for volume_id in to_delete:
-            self._delete_volume(ctxt, volume_id)
+                self.server_volumes.delete_volume(ctxt, row.volume_id)
         db_api.instance_update(ctxt.elevated(), instance["uuid"], {
             "vm_state": vm_states.DELETED, "task_state": None,
             "power_state": power_state.NOSTATE})
@@ -382,18 +397,4 @@ class ComputeManager:
         except Exception:
             LOG.exception("Clean detach of volume %s failed; releasing its "
                           "attachment anyway", row.volume_id)
-            if row.attachment_id:
-                try:
-                    self.volume_api.attachment_delete(ctxt,
-                                                      row.attachment_id)
-                except Exception:
-                    LOG.exception("Could not delete attachment %s",
-                                  row.attachment_id)
-            db_api.bdm_destroy(ctxt, row.id)
-
-    def _delete_volume(self, ctxt, volume_id):
-        try:
-            self.volume_api.delete(ctxt, volume_id)
-            LOG.info("Deleted volume %s (delete_on_termination)", volume_id)
-        except Exception:
-            LOG.exception("Could not delete volume %s", volume_id)
+            self.server_volumes.release(ctxt, [row])

@@ -14,6 +14,7 @@ from miniapi.api import microversion
 from miniapi.api import validation
 from miniapi.api.schemas import servers as schemas
 from miniapi.api.views import servers as views
+from miniapi.compute import block_devices
 from miniapi.compute import checks
 from miniapi.compute import scheduler
 from minicompute import exception
@@ -25,6 +26,9 @@ bp = flask.Blueprint("servers", __name__, url_prefix="/v2.1")
 
 #: 2.74: ``host`` and ``hypervisor_hostname`` in the create body.
 REQUESTED_DESTINATION_VERSION = "2.74"
+
+#: 2.60: multiattach volumes may be mapped (or attached).
+MULTIATTACH_VERSION = "2.60"
 
 
 def compute_api():
@@ -137,17 +141,21 @@ def create(body):
     """POST /servers: 202 with id, links and adminPass.
 
     Only what ministack can honour is accepted: one server per request,
-    booted from a registered image, without networks or key pairs; the
-    rest is refused with 400 rather than silently ignored.
+    booted from a registered image or from a volume
+    (``block_device_mapping_v2``: ``miniapi.compute.block_devices``),
+    without networks or key pairs; the rest is refused with 400 rather
+    than silently ignored.
     """
     ctxt = common.context()
     server = body["server"]
     destination = _destination(ctxt, server)
-    image_ref = _image_ref(server)
+    image_ref, mappings = _image_ref(server)
     _refuse_unsupported(server)
     checks.check_metadata_quota(server.get("metadata"))
     instance, admin_pass = compute_api().create(
         ctxt, server["name"], str(server["flavorRef"]), image_ref=image_ref,
+        block_device_mappings=mappings,
+        multiattach_ok=microversion.at_least(MULTIATTACH_VERSION),
         description=server.get("description"),
         hostname=server.get("hostname"),
         admin_pass=server.get("adminPass"),
@@ -203,24 +211,24 @@ def _scheduler_hints(body):
 
 
 def _image_ref(server):
-    """imageRef, or the image of a boot_index 0 image BDM (OSC sends it)."""
-    image_ref = server.get("imageRef") or None
-    for bdm in server.get("block_device_mapping_v2", []):
-        if bdm.get("source_type") == "image" and \
-                str(bdm.get("boot_index")) == "0" and \
-                bdm.get("destination_type", "local") == "local":
-            image_ref = image_ref or bdm.get("uuid")
-            if bdm.get("uuid") != image_ref:
-                raise ms_exception.Invalid(
-                    message="imageRef and the boot image mapping differ")
-        else:
-            raise ms_exception.Invalid(
-                message="Block device mappings other than the boot image "
-                        "are not supported; attach volumes after the "
-                        "server is ACTIVE (os-volume_attachments).")
-    if not image_ref:
+    """imageRef ("" when absent) and the checked block device mappings.
+
+    With no mapping, imageRef is required (400 "Missing imageRef
+    attribute"); with mappings, the boot index 0 mapping says what the
+    server boots from (``block_devices.parse``).
+    """
+    image_ref = server.get("imageRef") or ""
+    mappings = block_devices.parse(server.get("block_device_mapping_v2"),
+                                   image_ref)
+    if not image_ref and not mappings:
         raise ms_exception.Invalid(message="Missing imageRef attribute")
-    return image_ref
+    boot = block_devices.root(mappings)
+    if image_ref and boot is not None and boot["source_type"] == "image" \
+            and boot["destination_type"] == "local" and \
+            boot["uuid"] != image_ref:
+        raise ms_exception.Invalid(
+            message="imageRef and the boot image mapping differ")
+    return image_ref, mappings
 
 
 def _refuse_unsupported(server):

@@ -14,11 +14,12 @@ import json
 import logging
 import re
 import secrets
+import uuid as uuidlib
 
 from oslo_utils import excutils
 
+from miniapi.compute import block_devices
 from miniapi.compute import checks
-from miniapi.compute import images
 from miniapi.compute import scheduler
 from minicompute import exception
 from minicompute import instance_actions
@@ -61,7 +62,8 @@ class ServerOperations:
                description=None, hostname=None, availability_zone=None,
                admin_pass=None, forced_host=None, forced_node=None,
                requested_host=None, requested_node=None,
-               scheduler_hints=None):
+               scheduler_hints=None, block_device_mappings=(),
+               multiattach_ok=True):
         """Write the instance, record ``create`` and cast the build.
 
         With no compute node to go to (none up and enabled, or none on
@@ -77,20 +79,24 @@ class ServerOperations:
         :param scheduler_hints: the request's ``os:scheduler_hints``
             (``same_host``, ``different_host``: see
             ``scheduler.select_destination``).
+        :param block_device_mappings: the request's mappings, checked by
+            ``block_devices.parse``; the volumes the user brought are
+            reserved before the build is cast, and released again if
+            anything after fails.
+        :param multiattach_ok: the microversion allows multiattach
+            volumes (2.60).
         :returns: (instance row, admin password).
         :raises Invalid: unknown flavor or image, unusable zone, unknown
-            requested host or node, a server group hint (400).
+            requested host or node, a server group hint, a bad mapping, a
+            volume that is not bootable, not found or in use (400).
         """
+        mappings = list(block_device_mappings or ())
         try:
             flavor = db_api.flavor_get(ctxt, flavor_ref)
         except exception.FlavorNotFound as exc:
             raise ms_exception.Invalid(message=exc.format_message()) \
                 from exc
-        try:
-            image = images.find_image(image_ref, self.image_dir)
-        except exception.ImageNotFound:
-            raise ms_exception.Invalid(
-                message="Can not find requested image") from None
+        image = self.boot_image(ctxt, image_ref, mappings)
         if availability_zone and availability_zone != DEFAULT_AZ and \
                 forced_host is None:
             raise ms_exception.Invalid(
@@ -114,7 +120,9 @@ class ServerOperations:
             "display_name": name,
             "display_description": description,
             "hostname": hostname or sanitize_hostname(name),
-            "image_ref": image["id"],
+            "uuid": str(uuidlib.uuid4()),
+            "image_ref": "" if block_devices.is_volume_backed(mappings)
+            else image["id"],
             "flavor": json.dumps(flavor_dict),
             "instance_type_id": flavor.id,
             "memory_mb": flavor.memory_mb,
@@ -137,8 +145,15 @@ class ServerOperations:
                           fault=json.dumps(_fault(
                               500, "No valid host was found. There are "
                                    "not enough hosts available.")))
-        instance = db_api.instance_create(ctxt, values)
-        db_api.action_start(ctxt, instance.uuid, instance_actions.CREATE)
+        self.check_mapped_volumes(ctxt, mappings, multiattach_ok)
+        self.reserve_mapped_volumes(ctxt, mappings, values["uuid"])
+        try:
+            instance = db_api.instance_create(ctxt, values)
+            self.write_bdms(ctxt, instance.uuid, mappings)
+            db_api.action_start(ctxt, instance.uuid, instance_actions.CREATE)
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                self._undo_create(ctxt, values["uuid"], mappings)
         admin_pass = admin_pass or secrets.token_urlsafe(9)
         if host is None:
             LOG.warning("No valid host for server %s (host %s, node %s, "
@@ -154,10 +169,25 @@ class ServerOperations:
                 flavor=flavor_dict)
         except Exception as exc:
             with excutils.save_and_reraise_exception():
+                self.release_mapped_volumes(ctxt, mappings)
+                self.destroy_bdms(ctxt, instance.uuid)
                 db_api.instance_update(ctxt, instance.uuid, {
                     "vm_state": vm_states.ERROR, "task_state": None,
                     "fault": json.dumps(_fault(500, str(exc)))})
         return instance, admin_pass
+
+    def _undo_create(self, ctxt, instance_uuid, mappings):
+        """Nothing of a create that failed before its cast survives: the
+        reservations, the BDM rows and the instance row go."""
+        self.release_mapped_volumes(ctxt, mappings)
+        try:
+            self.destroy_bdms(ctxt, instance_uuid)
+            db_api.instance_destroy(ctxt, instance_uuid)
+        except exception.InstanceNotFound:
+            pass
+        except Exception:
+            LOG.exception("Could not remove server %s while undoing its "
+                          "create", instance_uuid)
 
     # -- delete ----------------------------------------------------------
 

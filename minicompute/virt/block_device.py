@@ -103,6 +103,26 @@ class DriverVolumeBlockDevice:
             with excutils.save_and_reraise_exception():
                 self._release_reservation(ctxt, volume_api)
 
+    def update_for_spawn(self, ctxt, instance, volume_api, virt_driver):
+        """The build's part of the handshake for a volume the guest will
+        be defined with (nova's attach with ``do_driver_attach=False``):
+        attachment_update with this host's connector, connection_info
+        (with the volume id as serial) saved on the BDM. The driver
+        connects it in ``spawn``; the caller completes the attachment
+        once the guest runs, and deletes it if the build fails.
+
+        :returns: the connection_info.
+        """
+        ctxt = ctxt.elevated()
+        volume = volume_api.get(ctxt, self.volume_id)
+        connector = virt_driver.get_volume_connector(instance)
+        attachment = volume_api.attachment_update(
+            ctxt, self.attachment_id, connector, self.mount_device)
+        self.connection_info = self._prepare_connection_info(
+            attachment["connection_info"], volume)
+        self.save()
+        return self.connection_info
+
     def _prepare_connection_info(self, connection_info, volume):
         connection_info = dict(connection_info)
         # The serial becomes the guest's /dev/disk/by-id/virtio-<serial>,

@@ -32,6 +32,7 @@ class FakeDriver(driver.ComputeDriver):
         self.instances = {}   # uuid -> {"power": int, "devices": {dev: ci}}
         self.fail_attach = None   # an exception to raise on the next attach
         self.fail_detach = None   # an exception to raise on the next detach
+        self.fail_spawn = None    # an exception to raise on the next spawn
         self.calls = []
         self._lock = threading.Lock()
         # What the node reports (tests change them per host).
@@ -51,12 +52,23 @@ class FakeDriver(driver.ComputeDriver):
         return self.uptime
 
     def spawn(self, ctxt, instance, image, flavor, block_device_info=None):
+        """A running guest with the volumes of ``block_device_info`` as
+        its devices; ``fail_spawn`` (an exception) fails the next one
+        after they were "connected"."""
         self.calls.append(("spawn", instance["uuid"]))
+        devices = {v["mount_device"].rpartition("/")[2]: v["connection_info"]
+                   for v in block_device_info or ()}
+        if self.fail_spawn is not None:
+            exc, self.fail_spawn = self.fail_spawn, None
+            raise exc
         self.instances[instance["uuid"]] = {
-            "power": power_state.RUNNING, "devices": {}}
+            "power": power_state.RUNNING, "devices": devices}
 
     def destroy(self, ctxt, instance, block_device_info=None):
         self.calls.append(("destroy", instance["uuid"]))
+        if block_device_info:
+            self.calls.append(("disconnect", instance["uuid"],
+                               [v["volume_id"] for v in block_device_info]))
         self.instances.pop(instance["uuid"], None)
 
     def power_off(self, instance, timeout=0):

@@ -197,15 +197,18 @@ class API:
     @translate()
     def create(self, ctxt, size, name=None, description=None,
                volume_type=None, metadata=None, availability_zone=None,
-               snapshot_id=None):
-        """Create a volume (os-volumes proxy); returns it as ``get`` does.
+               snapshot_id=None, image_id=None):
+        """Create a volume (os-volumes proxy, and a server's boot or blank
+        volume at build); returns it as ``get`` does.
 
+        :param image_id: the image to write into it (Cinder's imageRef).
         :raises InvalidInput: Cinder refused the request (400).
         """
         volume = self._cinderclient(ctxt).volumes.create(
             size, snapshot_id=snapshot_id, name=name,
             description=description, volume_type=volume_type,
-            availability_zone=availability_zone, metadata=metadata or {})
+            availability_zone=availability_zone, metadata=metadata or {},
+            imageRef=image_id)
         return _untranslate_volume(volume.to_dict())
 
     def check_attached(self, ctxt, volume):

@@ -64,6 +64,30 @@ def _server(**odd):
     return {"server": server}
 
 
+def _mapping(**odd):
+    mapping = {"uuid": "fuzz-no-such-image", "source_type": "image",
+               "destination_type": "volume", "volume_size": 1,
+               "boot_index": 0}
+    mapping.update(odd)
+    return mapping
+
+
+# Block device mappings (boot from volume) that must each be a 400: none
+# may reach Cinder or a compute host.
+_ODD_MAPPINGS = [
+    _mapping(volume_size=DIGITS), _mapping(volume_size="9" * 5000),
+    _mapping(volume_size=-1), _mapping(volume_size=1.5),
+    _mapping(boot_index=DIGITS), _mapping(boot_index="9" * 5000),
+    _mapping(boot_index=LONE), _mapping(boot_index=[0]),
+    _mapping(uuid=LONE), _mapping(uuid=""), _mapping(device_name=LONE),
+    _mapping(disk_bus=LONE), _mapping(volume_type=LONE),
+    _mapping(delete_on_termination=LONE), _mapping(volume_size=None),
+    _mapping(source_type="blank"), _mapping(source_type="snapshot"),
+    _mapping(source_type="volume", uuid="0" * 36),
+    _mapping(destination_type="local"), _mapping(boot_index=1),
+    {"source_type": LONE}, {}]
+
+
 BODIES = {
     ("POST", "/v3/<project_id>/volumes"): [
         {"volume": {"size": DIGITS}}, {"volume": {"size": "9" * 5000}},
@@ -100,7 +124,9 @@ BODIES = {
         _server(min_count=DIGITS), _server(max_count=DIGITS),
         _server(min_count="9" * 5000), _server(flavorRef=DIGITS),
         _server(name=LONE), _server(description=LONE),
-        _server(metadata={LONE: LONE}), _server(min_count=True)],
+        _server(metadata={LONE: LONE}), _server(min_count=True)] + [
+        _server(imageRef="", block_device_mapping_v2=[m])
+        for m in _ODD_MAPPINGS],
     ("PUT", "/v2.1/servers/<server_id>"): [
         {"server": {"name": LONE}}, {"server": {"description": LONE}}],
     ("POST", "/v2.1/servers/<server_id>/action"): [

@@ -52,6 +52,8 @@ class FakeCinder:
         self._volumes = {}       # id -> volume dict (Cinder's fields)
         self._attachments = {}   # id -> {volume_id, instance, status, ...}
         self._fail = {}          # method name -> exception, raised once
+        #: the status the next created volume starts in (None: available)
+        self.create_status = None
         self._lock = threading.RLock()
 
     # -- arrange ---------------------------------------------------------
@@ -190,11 +192,19 @@ class FakeCinder:
 
     def create(self, ctxt, size, name=None, description=None,
                volume_type=None, metadata=None, availability_zone=None,
-               snapshot_id=None):
-        """os-volumes' create: a new available volume, shown as ``get``."""
+               snapshot_id=None, image_id=None):
+        """A new available volume (``create_status`` makes it start in
+        that status), shown as ``get``."""
         self._called("create")
         volume_id = self.add_volume(project_id=ctxt.project_id, size=size,
                                     name=name)
+        if image_id:
+            self.set_volume_fields(
+                volume_id, bootable="true",
+                volume_image_metadata={"image_id": image_id})
+        status, self.create_status = self.create_status, None
+        if status:
+            self.set_volume_fields(volume_id, status=status)
         self.set_volume_fields(
             volume_id, description=description,
             volume_type=volume_type or "lvmdriver-1",

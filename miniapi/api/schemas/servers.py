@@ -3,10 +3,12 @@
 A subset of upstream's ``schemas/servers.py``: the properties the real
 clients send (OSC, SDK, novaclient, tempest) with upstream's types and
 ``additionalProperties: false``. Properties that describe things
-ministack does not have (networks with ports, key pairs, block device
-mappings other than "boot from this image") pass the schema and are
-refused by the API layer with a 400 naming them, rather than being
-silently ignored.
+ministack does not have (networks with ports, key pairs, snapshot and
+ephemeral block device mappings) pass the schema and are refused by the
+API layer with a 400 naming them, rather than being silently ignored.
+Block device mappings are checked further by
+``miniapi.compute.block_devices`` (nova's ``from_api`` and
+``_validate_bdm``).
 """
 
 import copy
@@ -16,7 +18,8 @@ from miniapi.api.schemas import types
 _BDM_V2 = {
     "type": "object",
     "properties": {
-        "uuid": {"type": "string", "maxLength": 255},
+        "uuid": {"type": "string", "minLength": 1, "maxLength": 255,
+                 "pattern": "^[a-zA-Z0-9._-]*$"},
         "source_type": {"type": "string",
                         "enum": ["volume", "image", "snapshot", "blank"]},
         "destination_type": {"type": "string",

@@ -59,16 +59,19 @@ def is_q35(machine_type):
 
 # --- the guest ---------------------------------------------------------------
 
-def domain(name, uuid, *, kernel, initrd, cmdline, root_disk,
+def domain(name, uuid, *, kernel, initrd, cmdline, root_disk=None,
            root_disk_format="qcow2", memory_mib=128, vcpus=1,
            virt_type="qemu", machine_type=DEFAULT_MACHINE_TYPE,
-           console_log=None, pcie_ports=DEFAULT_PCIE_PORTS):
+           console_log=None, pcie_ports=DEFAULT_PCIE_PORTS, disks=()):
     """The ``<domain>`` of a direct-kernel-boot guest.
 
     :param kernel, initrd, cmdline: from the image record
         (:func:`ministack.images.get_image`).
     :param root_disk: path of the instance's root disk (usually a qcow2
-        overlay over the image's disk); it becomes ``vda``.
+        overlay over the image's disk); it becomes ``vda``. None for a
+        volume-backed guest, whose ``vda`` is in ``disks``.
+    :param disks: ``<disk>`` Elements of the volumes the guest is
+        defined with (boot from volume: its root and data volumes).
     :param virt_type: ``kvm`` or ``qemu`` (TCG), libvirt's domain type.
     :param console_log: file the serial console is logged to, or None.
     :param pcie_ports: empty root ports for hot-plug (q35 only).
@@ -98,7 +101,10 @@ def domain(name, uuid, *, kernel, initrd, cmdline, root_disk,
     _sub(dom, "on_crash", "destroy")
 
     devices = _sub(dom, "devices")
-    devices.append(_file_disk(root_disk, "vda", root_disk_format))
+    if root_disk is not None:
+        devices.append(_file_disk(root_disk, "vda", root_disk_format))
+    for disk in disks:
+        devices.append(disk)
     if is_q35(machine_type):
         # Root ports need an explicit root complex to hang off (index 0).
         _sub(devices, "controller", type="pci", index=0, model="pcie-root")

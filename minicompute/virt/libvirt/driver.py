@@ -96,24 +96,39 @@ class LibvirtDriver(driver.ComputeDriver):
                             instance["uuid"])
 
     def spawn(self, ctxt, instance, image, flavor, block_device_info=None):
-        """Overlay disk, define, start, and wait for the guest agent."""
+        """Overlay disk, define, start, and wait for the guest agent.
+
+        The volumes of ``block_device_info`` are connected on this host
+        first (the same volume drivers a hot-plug uses) and the domain is
+        defined with them; one at ``vda`` is the root, and then no local
+        overlay is made (boot from volume). The kernel and initrd still
+        come from ``image``: these guests boot their kernel directly.
+        A failure leaves the connections made for :meth:`destroy`, which
+        the manager calls with the same ``block_device_info``.
+        """
         if not isinstance(image, dict) or "disk" not in image:
             # The API may send only the image id; the record is local.
             from ministack import images
             image_id = image.get("id") if isinstance(image, dict) else image
             image = images.get_image(
                 image_id, root=os.path.join(self.conf.state_path, "images"))
+        volumes = list(block_device_info or ())
+        volume_root = any(device_names.strip_dev(v["mount_device"]) == "vda"
+                          for v in volumes)
         inst_dir = self._instance_dir(instance)
         try:
             instance_files.make_instance_dir(inst_dir)
-            files = instance_files.create_boot_files(image, inst_dir)
+            files = instance_files.create_boot_files(
+                image, inst_dir, root_disk=not volume_root)
+            disks = [self._connected_disk(v, instance) for v in volumes]
             xml = config.domain_xml(
                 instance["name"], instance["uuid"], kernel=files["kernel"],
                 initrd=files["initrd"], cmdline=image["cmdline"],
                 root_disk=files["disk"], memory_mib=flavor["memory_mb"],
                 vcpus=flavor["vcpus"],
                 virt_type=self.conf.libvirt.virt_type,
-                console_log=os.path.join(inst_dir, "console.log"))
+                console_log=os.path.join(inst_dir, "console.log"),
+                disks=disks)
             guest = self.host.define_guest(xml)
             guest.launch()
             took = guest_agent.wait_for_agent(
@@ -123,10 +138,25 @@ class LibvirtDriver(driver.ComputeDriver):
                 else str(exc)
             raise exception.InstanceBuildFailed(
                 instance_uuid=instance["uuid"], reason=reason) from exc
-        LOG.info("Guest %s booted; agent answered after %.1fs",
-                 instance["name"], took)
+        LOG.info("Guest %s booted%s; agent answered after %.1fs",
+                 instance["name"], " from volume" if volume_root else "",
+                 took)
+
+    def _connected_disk(self, volume, instance):
+        """Connect one volume of a new guest; its ``<disk>`` Element."""
+        connection_info = volume["connection_info"]
+        vol_driver = self._volume_driver(connection_info)
+        vol_driver.connect_volume(connection_info, instance)
+        return vol_driver.get_config(connection_info, {
+            "dev": device_names.strip_dev(volume["mount_device"]),
+            "bus": volume.get("disk_bus") or "virtio",
+            "type": volume.get("device_type") or "disk"})
 
     def destroy(self, ctxt, instance, block_device_info=None):
+        """Power off and undefine the guest, remove its files, and
+        disconnect the volumes of ``block_device_info`` on this host
+        (those the guest was defined with; a hot-plugged volume is
+        detached by the manager before)."""
         try:
             guest = self.host.get_guest(instance["name"])
         except exception.InstanceNotFound:
@@ -143,6 +173,13 @@ class LibvirtDriver(driver.ComputeDriver):
             guest.poweroff()
             guest.undefine()
         shutil.rmtree(self._instance_dir(instance), ignore_errors=True)
+        for volume in block_device_info or ():
+            connection_info = volume["connection_info"]
+            vol_driver = self._volume_driver(connection_info)
+            vol_driver.disconnect_volume(
+                connection_info, instance,
+                still_used=self._still_used(vol_driver, connection_info,
+                                            instance["uuid"]))
 
     def power_off(self, instance, timeout=0):
         self.host.get_guest(instance["name"]).poweroff()
@@ -196,7 +233,7 @@ class LibvirtDriver(driver.ComputeDriver):
         except KeyError:
             raise exception.VolumeDriverNotFound(driver_type=kind)
 
-    def _still_used(self, vol_driver, connection_info, except_guest):
+    def _still_used(self, vol_driver, connection_info, except_uuid):
         """Whether another guest on this host uses the same connection.
 
         Only a multiattach volume can be (its one target serves every
@@ -209,7 +246,7 @@ class LibvirtDriver(driver.ComputeDriver):
         if key is None:
             return False
         for guest, disks in self._all_disks():
-            if guest.uuid == except_guest.uuid:
+            if guest.uuid == except_uuid:
                 continue
             for disk in disks:
                 source = disk.find("source")
@@ -248,7 +285,7 @@ class LibvirtDriver(driver.ComputeDriver):
             vol_driver.disconnect_volume(
                 connection_info, instance,
                 still_used=self._still_used(vol_driver, connection_info,
-                                            guest))
+                                            guest.uuid))
             raise
         LOG.info("Attached %s to %s as %s", connection_info.get("serial"),
                  instance["name"], dev)
@@ -260,7 +297,8 @@ class LibvirtDriver(driver.ComputeDriver):
         self._detacher.detach(guest, dev)
         vol_driver.disconnect_volume(
             connection_info, instance,
-            still_used=self._still_used(vol_driver, connection_info, guest))
+            still_used=self._still_used(vol_driver, connection_info,
+                                        guest.uuid))
 
     def extend_volume(self, ctxt, connection_info, instance, new_size,
                       mountpoint):

@@ -49,15 +49,18 @@ def _private_copy(source, target):
     return target
 
 
-def create_boot_files(image, directory):
+def create_boot_files(image, directory, root_disk=True):
     """The overlay, kernel and ramdisk of a guest of ``image`` in
     ``directory`` (which exists); returns ``{"disk", "kernel", "initrd"}``
-    paths for ``config.domain``."""
-    disk = os.path.join(directory, DISK)
-    executor.execute(
-        "qemu-img", "create", "-q", "-f", "qcow2", "-F",
-        image.get("disk_format", "qcow2"), "-b", image["disk"], disk)
-    os.chmod(disk, 0o600)
+    paths for ``config.domain``. ``root_disk=False`` (a volume-backed
+    guest, whose root is its boot volume): no overlay, ``disk`` None."""
+    disk = None
+    if root_disk:
+        disk = os.path.join(directory, DISK)
+        executor.execute(
+            "qemu-img", "create", "-q", "-f", "qcow2", "-F",
+            image.get("disk_format", "qcow2"), "-b", image["disk"], disk)
+        os.chmod(disk, 0o600)
     return {
         "disk": disk,
         "kernel": _private_copy(image["kernel"],

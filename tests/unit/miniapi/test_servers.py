@@ -38,10 +38,17 @@ def test_create_by_image_name_and_osc_bdm(api, compute):
     """OSC sends the image as a boot_index 0 image BDM (imageRef too)."""
     status, _, _ = _create(api, imageRef="cirros-guest")
     assert status == 202
-    status, body, _ = _create(api, imageRef="", block_device_mapping_v2=[{
+    status, body, _ = _create(api, block_device_mapping_v2=[{
         "uuid": IMAGE_ID, "boot_index": 0, "source_type": "image",
         "destination_type": "local", "delete_on_termination": True}])
     assert status == 202, body
+    # Without imageRef the image mapping is refused, as upstream.
+    status, body, _ = _create(api, imageRef="", block_device_mapping_v2=[{
+        "uuid": IMAGE_ID, "boot_index": 0, "source_type": "image",
+        "destination_type": "local", "delete_on_termination": True}])
+    assert status == 400, body
+    assert "Mapping image to local is not supported" in \
+        body["badRequest"]["message"]
 
 
 def test_create_without_compute_host_is_error(api, compute, admin_ctxt):
@@ -68,7 +75,8 @@ def test_create_bad_input(api, compute):
         ({"block_device_mapping_v2": [{"uuid": str(uuid.uuid4()),
                                        "source_type": "volume",
                                        "destination_type": "volume",
-                                       "boot_index": 0}]}, "not supported"),
+                                       "boot_index": 0}]},
+         "could not be found"),
     ]
     for extra, fragment in cases:
         status, body, _ = _create(api, **extra)

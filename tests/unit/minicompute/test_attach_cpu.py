@@ -125,7 +125,7 @@ def test_still_used_scans_guests_only_for_multiattach(conf):
     drv = libvirt_driver.LibvirtDriver(conf, host=_NoScanHost())
     me = _Guest("me", "<domain/>")
     info = {"driver_volume_type": "iscsi", "data": {}}
-    assert drv._still_used(_VolDriver(), info, me) is False
+    assert drv._still_used(_VolDriver(), info, me.uuid) is False
 
     class Host:
         def list_guests(self):
@@ -133,7 +133,7 @@ def test_still_used_scans_guests_only_for_multiattach(conf):
 
     drv = libvirt_driver.LibvirtDriver(conf, host=Host())
     assert drv._still_used(_VolDriver(), dict(info, multiattach=True),
-                           me) is True
+                           me.uuid) is True
 
 
 def test_core_reads_of_an_instance_match_the_orm(ctxt, admin_ctxt,
