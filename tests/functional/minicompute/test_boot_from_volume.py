@@ -4,8 +4,8 @@ Each test creates servers through miniapi's REST API with
 ``block_device_mapping_v2`` as the clients send it, then checks every
 ledger: Cinder's volume (status, attachments, bootable), nova's
 ``block_device_mapping``, ``virsh domblklist`` (vda is the iSCSI LUN, no
-local disk file) and, inside the guest, ``lsblk -o NAME,SERIAL`` (vda
-carries the volume id as its serial). Every test deletes what it made.
+local disk file) and, inside the guest, ``lsblk`` (its SERIAL column:
+vda carries the volume id). Every test deletes what it made.
 """
 
 import contextlib
@@ -62,8 +62,11 @@ def _server(stack, name, mappings, **kwargs):
 
 
 def _delete(stack, sid):
-    stack["nova"].delete_server(sid)
-    stack["nova"].wait_server(sid, "DELETED", timeout=180)
+    """Delete the server and wait until it is gone (from ERROR too)."""
+    nova = stack["nova"]
+    nova.delete_server(sid)
+    waiting.wait_for("server %s deleted" % sid,
+                     lambda: nova.show_server(sid) is None, timeout=180)
 
 
 def _volume_ids(server):
@@ -71,13 +74,14 @@ def _volume_ids(server):
 
 
 def _guest_serials(stack, sid):
-    """``{name: serial}`` from ``lsblk -o NAME,SERIAL`` in the guest."""
+    """``{name: serial}`` from ``lsblk -n`` in the guest (the guest
+    image's lsblk prints NAME MAJ:MIN RM SIZE RO TYPE SERIAL)."""
     probe = stack["probe"]
     dom = probe.domain_name(sid)
-    rc, out, err = probe.guest(dom, ["lsblk", "-dn", "-o", "NAME,SERIAL"])
+    rc, out, err = probe.guest(dom, ["lsblk", "-n"])
     assert rc == 0, err
     rows = [line.split() for line in out.splitlines() if line.strip()]
-    return {row[0]: row[1] if len(row) > 1 else "" for row in rows}
+    return {row[0]: row[6] if len(row) > 6 else "" for row in rows}
 
 
 def _check_root_on_lun(stack, sid, volume_id):
