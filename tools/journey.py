@@ -21,12 +21,19 @@ Usage (as root, after devstack/stack.sh)::
     /opt/stack/venv/bin/python tools/journey.py --ensure-server   # boot only
     /opt/stack/venv/bin/python tools/journey.py --host compute2   # 2nd host
     /opt/stack/venv/bin/python tools/journey.py --extend   # + extend
+    /opt/stack/venv/bin/python tools/journey.py --boot-from-volume
 
 With ``--extend`` the attached volume also grows by 1 GiB before the
 detach (Cinder 3.42's extend of an in-use volume, asked at 3.71): every
 ledger shows the new size -- Cinder, the LV, tgt's LUN, ``virsh
 domblklist``/``domblkinfo``, the BDM and the guest -- and the extend's
 hops are printed as the attach's are (journey_extend.py).
+
+With ``--boot-from-volume`` the journey is a boot from volume instead of
+the attach (journey_boot_from_volume.py): a bootable volume made from the
+image, a server booted from it (the reservation before the cast, the
+connect at spawn, vda on the LUN), every ledger before and after, the
+boot's hops, then the server deleted and the volume kept.
 
 With ``--host HOST`` (a lab of more than one compute host) the journey
 walks on the demo server of that host, ``demo-HOST``: the admin boots it
@@ -42,6 +49,7 @@ import json
 import sys
 import time
 
+import journey_boot_from_volume
 import journey_extend
 import journey_lab as lab
 
@@ -280,9 +288,25 @@ def main(argv=None):
     parser.add_argument("--extend", action="store_true",
                         help="after the attach, extend the volume by 1 GiB "
                              "(3.71) and show every ledger, then detach")
+    parser.add_argument("--boot-from-volume", action="store_true",
+                        help="instead of the attach, boot a server from a "
+                             "volume made from the image, show every "
+                             "ledger, then delete it (the volume kept)")
     args = parser.parse_args(argv)
     cloud = (Cloud.noauth() if args.noauth
              else Cloud.from_clouds_yaml(args.cloud))
+    if args.boot_from_volume:
+        heading("The boot-from-volume journey")
+        start = time.monotonic()
+        tracing = (journey_trace.Tracing(off="--no-trace") if args.no_trace
+                   else journey_trace.Tracing.from_config())
+        journey_boot_from_volume.walk(
+            cloud, lambda server_id: Ledgers.of_server(nova_db_url(),
+                                                       server_id),
+            show_ledgers, args.image, args.flavor, tracing)
+        say()
+        say("journey complete in %.1f s" % (time.monotonic() - start))
+        return 0
     name, creator = args.server or DEMO_SERVER, None
     if args.host:
         name = args.server or "%s-%s" % (DEMO_SERVER, args.host)

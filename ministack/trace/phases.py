@@ -15,6 +15,9 @@ Which journey (:func:`journey_of`), first hop in start order that says:
 * else the cast: ``attach_volume`` or ``detach_volume``;
 * Cinder's entry of an ``os-extend`` action, or the cast
   ``external_instance_event``: an extend of an attached volume (3.42);
+* the compute API's ``POST /v2.1/servers``, or the cast
+  ``build_and_run_instance``: a boot (from volume, when its mappings
+  name volumes);
 * else None (another request, or a trace without the API's entry):
   labelled with the attach's rules, as before there were two.
 
@@ -64,6 +67,21 @@ first match wins:
    /v2.1/os-server-external-events`` and nova-api's entry of it.
 4. ``extend``: Cinder's ``os-extend`` entry and cinder-volume's work
    under it (``lvextend``, ``LOOP_SET_STATUS64``, tgt's LUN reopened).
+
+The boot from volume (``reserve``, ``cast``, ``connect + spawn``,
+``complete``), the attach's handshake at another moment; first match
+wins:
+
+1. ``complete``: attachment_complete (``os-complete``), made once the
+   guest runs.
+2. ``cast``: a CAST made by a client (``build_and_run_instance``).
+3. ``connect + spawn``: the compute's handler of the CAST and all it
+   does on the host: the volumes it creates and waits for,
+   attachment_update with its connector, the connect, the domain
+   defined with the root volume as ``vda`` and started.
+4. ``reserve``: the compute API's ``POST /v2.1/servers`` and its
+   attachment_create (``POST .../attachments``, no connector) for each
+   volume the user brought.
 """
 
 import re
@@ -71,16 +89,19 @@ import re
 ATTACH = "attach"
 DETACH = "detach"
 EXTEND = "extend"
+BOOT = "boot"
 ATTACH_PHASES = ("reserve", "cast", "connect/attach", "complete")
 DETACH_PHASES = ("begin_detaching", "cast", "unplug + disconnect",
                  "attachment_delete")
 EXTEND_PHASES = ("extend", "volume-extended", "cast", "resize")
+BOOT_PHASES = ("reserve", "cast", "connect + spawn", "complete")
 #: A failed attach's undo steps (ministack_course.state.recovery_phase).
 RECOVERY = "recovery"
 #: The phases of each journey, in order (None: labelled as the attach).
 PHASES = {ATTACH: ATTACH_PHASES, DETACH: DETACH_PHASES,
-          EXTEND: EXTEND_PHASES, None: ATTACH_PHASES}
+          EXTEND: EXTEND_PHASES, BOOT: BOOT_PHASES, None: ATTACH_PHASES}
 _EXTEND_CAST = "external_instance_event"
+_BOOT_CAST = "build_and_run_instance"
 
 _COMPLETE_ACTIONS = ("os-complete", "os-roll_detaching", "os-detach",
                      "os-unreserve")
@@ -100,10 +121,13 @@ def _is_api_entry(hop):
 
 
 def journey_of(hops):
-    """``"attach"``, ``"detach"`` or None for ``hops`` in start order."""
+    """``"attach"``, ``"detach"``, ``"extend"``, ``"boot"`` or None for
+    ``hops`` in start order."""
     for hop in hops:
         if _is_api_entry(hop):
             method, path = _rest(hop)
+            if method == "POST" and path.endswith("/v2.1/servers"):
+                return BOOT
             if method == "POST" and path.endswith("/os-volume_attachments"):
                 return ATTACH
             if method == "DELETE" and \
@@ -117,6 +141,8 @@ def journey_of(hops):
             return ATTACH if hop["name"] == "attach_volume" else DETACH
         if hop["kind"] == "CAST" and hop["name"] == _EXTEND_CAST:
             return EXTEND
+        if hop["kind"] == "CAST" and hop["name"] == _BOOT_CAST:
+            return BOOT
     return None
 
 
@@ -126,6 +152,8 @@ def own_phase(journey, hop):
         return _detach_phase(hop)
     if journey == EXTEND:
         return _extend_phase(hop)
+    if journey == BOOT:
+        return _boot_phase(hop)
     return _attach_phase(hop)
 
 
@@ -185,4 +213,25 @@ def _extend_phase(hop):
             return "volume-extended"
         if (hop["details"] or {}).get("action") == "os-extend":
             return "extend"
+    return None
+
+
+def _boot_phase(hop):
+    kind = hop["kind"]
+    action = (hop["details"] or {}).get("action")
+    if action == "os-complete" or hop["name"].endswith(
+            "attachment_complete"):
+        return "complete"
+    if kind == "CAST":
+        return "cast" if hop["actor"] == "rabbitmq" else "connect + spawn"
+    if kind == "REST":
+        method, path = _rest(hop)
+        if _is_api_entry(hop) and method == "POST" and \
+                path.endswith("/v2.1/servers"):
+            return "reserve"
+        # nova-api's reservation; the host's own attachment_create (for
+        # a volume it made) is its parent's, connect + spawn.
+        if method == "POST" and re.search(r"/attachments$", path) and \
+                "nova-api" in (hop["actor"], hop.get("from_actor")):
+            return "reserve"
     return None
