@@ -118,15 +118,17 @@ def walk(cloud, ledgers_of, show_ledgers, image, flavor, tracing):
             server_id, ledgers.host, json.dumps(server["image"]),
             json.dumps(server["os-extended-volumes:volumes_attached"])))
         booted = ledgers.wait_for_guest(domain)
-        lab.say("   waited %.1f s for the guest to boot (its agent answers)"
-                % booted)
+        if booted >= 1:
+            lab.say("   waited %.1f s for the guest to boot (its agent "
+                    "answers)" % booted)
 
         lab.heading("Booted from the volume: every ledger agrees")
         show_ledgers(cloud, ledgers, server, volume_id, domain)
-        rc, out, _ = ledgers.guest(domain, ["lsblk", "-dn", "-o",
-                                            "NAME,SERIAL"])
-        lab.say("   the guest's disks (NAME SERIAL; vda's serial is the "
-                "volume id): %s" % ", ".join(
+        rc, out, _ = ledgers.guest(domain, [
+            "/bin/sh", "-c", "for d in /sys/block/vd*; do echo $(basename $d)"
+            " $(cat $d/serial 2>/dev/null); done"])
+        lab.say("   the guest's disks (name serial; virtio serial = volume "
+                "id[:20]): %s" % ", ".join(
                     " ".join(line.split()) for line in out.splitlines()
                     if line.strip()))
         tracing.show("boot from volume", trace_id, "build_and_run_instance")
