@@ -96,6 +96,16 @@ def _initial(journey):
     if journey == "detach":
         why = "not shown by the trace yet"
         return {name: _field(UNKNOWN, why, known=False) for name in FIELDS}
+    if journey == "boot":
+        return {"volume": _field(UNKNOWN, "Cinder has not answered a call "
+                                 "that sets it yet", known=False),
+                "attachment": _field("not created yet", "nova-api creates "
+                                     "it with attachment_create before the "
+                                     "build is cast"),
+                "connection_info": _field("none yet", "the host's "
+                                          "attachment_update returns it"),
+                "bdm": _field("not created yet", "nova-api writes it (the "
+                              "root at /dev/vda) before the cast")}
     return {"volume": _field(UNKNOWN, "Cinder has not answered a call "
                              "that sets it yet", known=False),
             "attachment": _field("not created yet", "this attach creates "

@@ -396,6 +396,69 @@ def two_hosts_trace():
             "duration_ms": 912.5, "hops": first + second}
 
 
+BOOT_TRACE_ID = "b0075e00-b00f-4b00-8b00-0000b0075e00"
+BOOT_REQUEST = "req-b0075e00-1111-4222-8333-444455556666"
+
+
+def boot_trace():
+    """A traced boot from volume: nova-api reserves the user's volume
+    before the cast, the host connects it and defines the guest with it
+    as vda, then completes the attachment."""
+    p = "/v3/{project}"
+    att = p + "/attachments/{id}"
+    hops = [
+        _hop(1, None, "nova-api", "nova-api", "user", "REST",
+             "POST /v2.1/servers", 0.0, 95.0, "reserve", 202,
+             request_id=BOOT_REQUEST,
+             body={"server": {"name": "bfv", "imageRef": "",
+                              "block_device_mapping_v2": [{
+                                  "uuid": VOLUME, "source_type": "volume",
+                                  "destination_type": "volume",
+                                  "boot_index": 0}]}}),
+        *_rest(2, 1, "nova-api", "nova-api", "GET %s/volumes/{id}" % p, 8.0,
+               20.0, "reserve", 200, 18.0, "req-cinder-0101",
+               request_id=BOOT_REQUEST, path="/v3/p/volumes/" + VOLUME),
+        *_rest(3, 1, "nova-api", "nova-api", "POST %s/attachments" % p, 40.0,
+               30.0, "reserve", 200, 27.0, "req-cinder-0102",
+               request_id=BOOT_REQUEST, volume_id=VOLUME,
+               instance_uuid=SERVER, connector=None),
+        _hop(4, 1, "nova-api", "rabbitmq", "nova-api", "CAST",
+             "build_and_run_instance", 80.0, 1.0, "cast",
+             request_id=BOOT_REQUEST, topic="compute.lab"),
+        _hop(5, 4, "nova-compute", "nova-compute", "rabbitmq", "CAST",
+             "build_and_run_instance", 82.0, 4700.0, "connect + spawn",
+             request_id=BOOT_REQUEST),
+        _hop(6, 5, "nova-compute", "os-brick", "nova-compute", "LIBRARY",
+             "os_brick get_connector_properties", 90.0, 2.0,
+             "connect + spawn", request_id=BOOT_REQUEST),
+        *_rest(7, 5, "nova-compute", "nova-compute", "PUT " + att, 95.0,
+               40.0, "connect + spawn", 200, 35.0, "req-cinder-0103",
+               request_id=BOOT_REQUEST, attachment_id=ATTACHMENT,
+               connection_info={"driver_volume_type": "iscsi",
+                                "auth_method": "CHAP",
+                                "auth_username": "ministack",
+                                "auth_password": CHAP_SECRET}),
+        _hop(8, 5, "nova-compute", "os-brick", "nova-compute", "LIBRARY",
+             "connect_volume (QEMU libiscsi)", 140.0, 6.0,
+             "connect + spawn", request_id=BOOT_REQUEST),
+        _hop(9, 5, "nova-compute", "libvirt", "nova-compute", "LIBRARY",
+             "virSecretDefineXML", 147.0, 2.0, "connect + spawn",
+             request_id=BOOT_REQUEST),
+        _hop(10, 5, "nova-compute", "libvirt", "nova-compute", "LIBRARY",
+             "virDomainDefineXML", 150.0, 6.0, "connect + spawn",
+             request_id=BOOT_REQUEST, target_dev="vda"),
+        *_rest(11, 5, "nova-compute", "nova-compute",
+               "POST %s/action" % att, 4700.0, 15.0, "complete", 204, 9.0,
+               "req-cinder-0104", request_id=BOOT_REQUEST,
+               action="os-complete", attachment_id=ATTACHMENT),
+    ]
+    return {"trace_id": BOOT_TRACE_ID, "journey": "boot",
+            "phases": ["reserve", "cast", "connect + spawn", "complete"],
+            "request_ids": [BOOT_REQUEST],
+            "started_at": "2026-12-07T15:59:30.994002+00:00",
+            "duration_ms": 4782.0, "hops": hops}
+
+
 def drawn(trace):
     """The hops the page draws: one per REST call (no server side)."""
     return [hop for hop in trace["hops"] if not hop["client_id"]]
@@ -405,7 +468,8 @@ TRACES = {TRACE_ID: attach_trace, FAILED_TRACE_ID: failed_detach_trace,
           DETACH_TRACE_ID: detach_trace,
           FAILED_ATTACH_TRACE_ID: failed_attach_trace,
           COMPUTE2_TRACE_ID: compute2_attach_trace,
-          TWO_HOSTS_TRACE_ID: two_hosts_trace}
+          TWO_HOSTS_TRACE_ID: two_hosts_trace,
+          BOOT_TRACE_ID: boot_trace}
 BY_REQUEST = {ATTACH_REQUEST: TRACE_ID, DETACH_REQUEST: FAILED_TRACE_ID,
               DETACH_OK_REQUEST: DETACH_TRACE_ID,
               FAILED_ATTACH_REQUEST: FAILED_ATTACH_TRACE_ID}

@@ -343,3 +343,26 @@ def test_stepping_keeps_the_page_in_1400_px(driver, url):
     driver.set_window_size(browser.WIDTH, browser.HEIGHT)
     assert _at(driver)[1] == "hop-15"
     assert browser.console_errors(driver) == []
+
+
+def test_a_boot_from_volume_steps_through_its_own_phases(driver, url):
+    _open(driver, url, traces.BOOT_TRACE_ID)
+    assert _one(driver, "#journey-kind").text == "boot"
+    assert [g.find_element("css selector", ".phase-label").text
+            for g in _css(driver, "g.phase")] == [
+        "1 reserve", "2 cast", "3 connect + spawn", "4 complete"]
+    drawn = traces.drawn(traces.boot_trace())
+    _one(driver, "#step-next").click()
+    assert _at(driver) == (1, "hop-01")
+    state = _state(driver)
+    assert state["bdm"][0] == "not created yet"
+    # nova-api's reservation, before the cast: the volume reserved.
+    _step_to(driver, "hop-03")
+    assert _state(driver)["volume"] == ("reserved", ["changed"])
+    _step_to(driver, "hop-07")
+    assert _state(driver)["volume"][0] == "attaching"
+    _step_to(driver, drawn[-1]["id"])
+    state = _state(driver)
+    assert state["volume"] == ("in-use", ["changed"])
+    assert state["attachment"][0] == "attached"
+    assert browser.console_errors(driver) == []
