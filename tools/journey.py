@@ -298,14 +298,11 @@ def main(argv=None):
     if args.boot_from_volume:
         heading("The boot-from-volume journey")
         start = time.monotonic()
-        tracing = (journey_trace.Tracing(off="--no-trace") if args.no_trace
-                   else journey_trace.Tracing.from_config())
         journey_boot_from_volume.walk(
             cloud, lambda server_id: Ledgers.of_server(nova_db_url(),
                                                        server_id),
-            show_ledgers, args.image, args.flavor, tracing)
-        say()
-        say("journey complete in %.1f s" % (time.monotonic() - start))
+            show_ledgers, args.image, args.flavor, _tracing(args))
+        _complete(start)
         return 0
     name, creator = args.server or DEMO_SERVER, None
     if args.host:
@@ -321,12 +318,22 @@ def main(argv=None):
     ledgers = Ledgers.of_server(nova_db_url(), server["id"])
     heading("The attach journey on server %r" % server["name"])
     start = time.monotonic()
-    tracing = (journey_trace.Tracing(off="--no-trace") if args.no_trace
-               else journey_trace.Tracing.from_config())
-    walk(cloud, ledgers, server, tracing, extend=args.extend)
+    walk(cloud, ledgers, server, _tracing(args), extend=args.extend)
+    _complete(start)
+    return 0
+
+
+def _tracing(args):
+    """The journey's tracing: off with ``--no-trace``, else as the lab's
+    miniapi.conf says."""
+    if args.no_trace:
+        return journey_trace.Tracing(off="--no-trace")
+    return journey_trace.Tracing.from_config()
+
+
+def _complete(start):
     say()
     say("journey complete in %.1f s" % (time.monotonic() - start))
-    return 0
 
 
 if __name__ == "__main__":

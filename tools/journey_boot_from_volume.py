@@ -38,6 +38,17 @@ def image_id(cloud, name_or_id):
     raise SystemExit("no image %r (openstack image list)" % name_or_id)
 
 
+def _volume(cloud, volume_id):
+    return lab.check(cloud.volume("GET", "/volumes/%s" % volume_id),
+                     200)["volume"]
+
+
+def _volume_in(cloud, volume_id, status):
+    """A wait's probe: the volume once it is ``status``, else None."""
+    volume = _volume(cloud, volume_id)
+    return volume if volume["status"] == status else None
+
+
 def _delete_server(cloud, server_id):
     resp = cloud.compute("DELETE", "/servers/%s" % server_id)
     lab.check(resp, 204, 404)
@@ -64,10 +75,8 @@ def walk(cloud, ledgers_of, show_ledgers, image, flavor, tracing):
         202)["volume"]["id"]
     server_id = None
     try:
-        volume = lab.wait("volume available", lambda: (lambda v: v if v[
-            "status"] == "available" else None)(lab.check(cloud.volume(
-                "GET", "/volumes/%s" % volume_id), 200)["volume"]),
-            timeout=300)
+        volume = lab.wait("volume available", lambda: _volume_in(
+            cloud, volume_id, "available"), timeout=300)
         lab.say("   volume %s is available, bootable=%s, image %s" % (
             volume_id, volume["bootable"], (volume.get(
                 "volume_image_metadata") or {}).get("image_name")))
@@ -108,9 +117,8 @@ def walk(cloud, ledgers_of, show_ledgers, image, flavor, tracing):
                           volume_id):
             server = lab.wait("server %s ACTIVE" % server_id, active,
                               timeout=300)
-            lab.wait("volume in-use", lambda: lab.check(cloud.volume(
-                "GET", "/volumes/%s" % volume_id), 200)["volume"][
-                    "status"] == "in-use")
+            lab.wait("volume in-use", lambda: _volume_in(
+                cloud, volume_id, "in-use"))
             time.sleep(0.2)
         ledgers = ledgers_of(server_id)
         domain = ledgers.domain_name(server_id, lab.instance_name_template())
@@ -139,13 +147,11 @@ def walk(cloud, ledgers_of, show_ledgers, image, flavor, tracing):
         lab.command("openstack server delete --wait %s" % server_id)
         with lab.Timeline(cloud, ledgers, server_id, volume_id):
             _delete_server(cloud, server_id)
-            lab.wait("volume available", lambda: lab.check(cloud.volume(
-                "GET", "/volumes/%s" % volume_id), 200)["volume"][
-                    "status"] == "available")
+            lab.wait("volume available", lambda: _volume_in(
+                cloud, volume_id, "available"))
             time.sleep(0.2)
         server_id = None
-        volume = lab.check(cloud.volume("GET", "/volumes/%s" % volume_id),
-                           200)["volume"]
+        volume = _volume(cloud, volume_id)
         attachments = lab.check(cloud.volume(
             "GET", "/attachments?volume_id=%s" % volume_id),
             200)["attachments"]

@@ -11,11 +11,12 @@ import shutil
 
 import pytest
 
+from tests.support import hop_table
 from tests.support import login_shell
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 JOURNEY = "/opt/stack/venv/bin/python tools/journey.py --boot-from-volume"
-PHASES = r"(reserve|cast|connect \+ spawn|complete)"
+PHASES = r"reserve|cast|connect \+ spawn|complete"
 # (phase, service, kind, name) of hops the boot's trace must hold.
 HOPS = (
     ("reserve", "nova-api", "REST", "POST /v2.1/servers"),
@@ -29,6 +30,11 @@ HOPS = (
 )
 
 
+def _run(command):
+    return login_shell.checked(login_shell.script(command, REPO),
+                               timeout=900)
+
+
 @pytest.fixture(scope="module", autouse=True)
 def lab():
     if os.geteuid() != 0:
@@ -36,26 +42,6 @@ def lab():
     if not os.path.exists("/etc/openstack/clouds.yaml") or \
             shutil.which("ministack-trace", path="/usr/local/bin") is None:
         pytest.skip("no deployed lab (./lab.sh)")
-
-
-def _run(command, timeout=900):
-    done = login_shell.login_shell(login_shell.script(command, REPO),
-                                   timeout=timeout)
-    assert done.returncode == 0, (command, done.stdout[-4000:],
-                                  done.stderr[-2000:])
-    return done.stdout
-
-
-def _hop_rows(table):
-    """(phase, service, kind, name) of each row of a hop table."""
-    rows = []
-    for line in table.splitlines():
-        match = re.match(r"^\s*[\d.]+\s+[\d.]+\s+(?:[\d.]+\s+)?%s\s+(\S+)\s+"
-                         r"\S+\s+(REST|CALL|CAST|LIBRARY|COMMAND|DB)\s+"
-                         r"(.+?)(?:\s+\d{3})?\s*$" % PHASES, line)
-        if match:
-            rows.append(match.groups())
-    return rows
 
 
 def test_journey_boot_from_volume_shows_every_ledger_and_hop():
@@ -74,11 +60,12 @@ def test_journey_boot_from_volume_shows_every_ledger_and_hop():
     # The spawn's hops, in the boot's own phases.
     trace_id = re.search(r"== The boot from volume, hop by hop \(osprofiler "
                          r"trace ([0-9a-f-]{36})\)", booted).group(1)
-    printed = _hop_rows(booted.split("$ ministack-trace show", 1)[1])
+    printed = hop_table.rows(booted.split("$ ministack-trace show", 1)[1],
+                             PHASES)
     shown = _run("ministack-trace show %s" % trace_id)
     assert shown.splitlines()[0].startswith(
         "trace %s  (boot, " % trace_id), shown
-    rows = _hop_rows(shown)
+    rows = hop_table.rows(shown, PHASES)
     assert rows == printed, (rows, printed)
     for hop in HOPS:
         assert hop in rows, (hop, shown)

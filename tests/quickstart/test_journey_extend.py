@@ -13,6 +13,7 @@ import shutil
 
 import pytest
 
+from tests.support import hop_table
 from tests.support import lab_hosts
 from tests.support import login_shell
 
@@ -49,6 +50,11 @@ HOPS = (
 )
 
 
+def _run(command):
+    return login_shell.checked(login_shell.script(command, REPO),
+                               timeout=900)
+
+
 @pytest.fixture(scope="module", autouse=True)
 def lab():
     if os.geteuid() != 0:
@@ -57,26 +63,6 @@ def lab():
             shutil.which("ministack-trace", path="/usr/local/bin") is None \
             or HOSTS == [None]:
         pytest.skip("no deployed lab (./lab.sh)")
-
-
-def _run(command, timeout=900):
-    done = login_shell.login_shell(login_shell.script(command, REPO),
-                                   timeout=timeout)
-    assert done.returncode == 0, (command, done.stdout[-4000:],
-                                  done.stderr[-2000:])
-    return done.stdout
-
-
-def _hop_rows(table):
-    """(phase, service, kind, name) of each row of a hop table."""
-    rows = []
-    for line in table.splitlines():
-        match = re.match(r"^\s*[\d.]+\s+[\d.]+\s+(?:[\d.]+\s+)?(\S+)\s+"
-                         r"(\S+)\s+\S+\s+(REST|CALL|CAST|LIBRARY|COMMAND|"
-                         r"DB)\s+(.+?)(?:\s+\d{3})?\s*$", line)
-        if match:
-            rows.append(match.groups())
-    return rows
 
 
 @pytest.mark.parametrize("host", HOSTS)
@@ -95,12 +81,12 @@ def test_journey_extend_shows_every_ledger_and_hop(host):
     assert re.search(r"\+ *[\d.]+s  volume extending  size=1 GiB", extend)
     trace_id = re.search(r"== The extend, hop by hop \(osprofiler trace "
                          r"([0-9a-f-]{36})\)", extend).group(1)
-    printed = _hop_rows(extend.split("$ ministack-trace show", 1)[1])
+    printed = hop_table.rows(extend.split("$ ministack-trace show", 1)[1])
     # ministack-trace show, as the journey says to type it: the same hops
     shown = _run("ministack-trace show %s" % trace_id)
     assert shown.splitlines()[0].startswith(
         "trace %s  (extend, " % trace_id), shown
-    rows = _hop_rows(shown)
+    rows = hop_table.rows(shown)
     assert rows == printed, (rows, printed)
     for hop in HOPS:
         assert hop in rows, (hop, shown)
