@@ -135,6 +135,11 @@ class ResourceConflict(base.Conflict):
     msg_fmt = "Conflict: %(reason)s"
 
 
+class ReimageMultiattached(base.Conflict):
+    msg_fmt = ("Cannot re-image a volume which is attached to more than one "
+               "server.")
+
+
 class ConflictNovaUsingAttachment(base.Conflict):
     # OSSA-2023-003 (bug 2004555): only Nova may tear down what it uses.
     msg_fmt = ("Detach volume from instance %(instance_id)s using the "

@@ -21,6 +21,17 @@ compute_group = cfg.OptGroup("compute", title="Compute host options")
 libvirt_group = cfg.OptGroup("libvirt", title="Libvirt driver options")
 cinder_group = cfg.OptGroup("cinder", title="Cinder client options")
 
+default_opts = [
+    cfg.IntOpt("reimage_timeout_per_gb", default=20, min=1,
+               help="""
+Seconds per GiB of the image that a rebuild of a volume-backed server
+(compute API 2.93) waits for Cinder's ``volume-reimaged`` event after asking
+it to re-image the root volume (``os-reimage``). The image's size is rounded
+up to whole GiB. When the event does not come in time (Cinder sends none when
+the re-image fails) the server goes to ERROR.
+"""),
+]
+
 compute_opts = [
     cfg.IntOpt("report_interval", default=10, min=1,
                help="""
@@ -213,6 +224,7 @@ def _register_group(conf, group, opts):
 
 def list_opts():
     """For oslo-config-generator (entry point ``minicompute``)."""
-    return [(compute_group, compute_opts),
+    return [("DEFAULT", default_opts),
+            (compute_group, compute_opts),
             (libvirt_group, libvirt_opts),
             (cinder_group, cinder_opts)] + rpc.list_opts()

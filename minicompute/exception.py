@@ -210,6 +210,11 @@ class VolumeNotCreated(NovaException):
                "its status is %(volume_status)s.")
 
 
+class RebuildVolumeBackedFailed(NovaException):
+    msg_fmt = ("Failed to rebuild volume backed instance %(instance_uuid)s: "
+               "%(reason)s")
+
+
 class VolumeDriverNotFound(NovaException):
     msg_fmt = "Could not find a handler for %(driver_type)s volume."
 

@@ -2,7 +2,15 @@
 ``ComputeManager.external_instance_event``), which the manager hands
 to :class:`ExternalEvents`.
 
-The only event served is ``volume-extended`` (compute 2.51): Cinder grew
+``volume-reimaged`` (compute 2.93) is awaited, not served: a rebuild of
+a volume-backed server asks Cinder to re-image its root volume and waits
+for this event (nova's ``virtapi.wait_for_instance_event``). The rebuild
+registers what it waits for with :meth:`ExternalEvents.prepare` before
+it asks Cinder, and the event, handled on another RPC thread, wakes it
+with the event's status (``completed`` or ``failed``). Such an event
+nobody waits for is logged and dropped, as upstream.
+
+``volume-extended`` (compute 2.51) is served: Cinder grew
 an attached volume, and the host makes the guest see it, as nova's
 ``extend_volume``: the BDM must exist and be connected, its
 ``volume_size`` takes the size Cinder now shows, and the virt driver
@@ -14,6 +22,7 @@ stays grown in Cinder, as upstream.
 """
 
 import json
+import threading
 
 from oslo_log import log as logging
 
@@ -24,6 +33,27 @@ from minicompute.db import api as db_api
 LOG = logging.getLogger(__name__)
 
 GiB = 1024 ** 3
+
+#: The event a volume-backed rebuild waits for.
+VOLUME_REIMAGED = "volume-reimaged"
+
+
+class EventWaiter:
+    """One awaited event: ``(server uuid, name, tag)``; :meth:`wait`
+    returns its status, or None when it did not come in time."""
+
+    def __init__(self, key):
+        self.key = key
+        self.status = None
+        self._done = threading.Event()
+
+    def deliver(self, status):
+        self.status = status
+        self._done.set()
+
+    def wait(self, timeout):
+        self._done.wait(timeout)
+        return self.status
 
 
 class ExternalEvents:
@@ -36,11 +66,41 @@ class ExternalEvents:
         self.driver = driver
         self.volume_api = volume_api
         self.load_instance = load_instance
+        self._waiters = {}
+        self._lock = threading.Lock()
+
+    def prepare(self, instance_uuid, name, tag):
+        """Register a wait for event ``name`` with ``tag`` on the server,
+        before the request that makes it is sent; the caller passes the
+        returned :class:`EventWaiter` to :meth:`forget` when done."""
+        waiter = EventWaiter((instance_uuid, name, tag))
+        with self._lock:
+            self._waiters[waiter.key] = waiter
+        return waiter
+
+    def forget(self, waiter):
+        with self._lock:
+            if self._waiters.get(waiter.key) is waiter:
+                del self._waiters[waiter.key]
+
+    def _wake(self, event):
+        key = (event.get("server_uuid"), event.get("name"), event.get("tag"))
+        with self._lock:
+            waiter = self._waiters.pop(key, None)
+        if waiter is None:
+            LOG.warning("Received unexpected event %s-%s for instance %s",
+                        event.get("name"), event.get("tag"),
+                        event.get("server_uuid"))
+            return
+        waiter.deliver(event.get("status") or "completed")
 
     def handle(self, ctxt, instances, events):
         """Handle ``events`` (dicts with ``name``, ``server_uuid``,
         ``tag``, ``status``) for ``instances``; errors are logged."""
         for event in events:
+            if event.get("name") == VOLUME_REIMAGED:
+                self._wake(event)
+                continue
             if event.get("name") != "volume-extended":
                 LOG.debug("Ignoring event %s for %s", event.get("name"),
                           event.get("server_uuid"))

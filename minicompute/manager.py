@@ -9,10 +9,8 @@ shared plus its volume's lock, so volumes of one server are wired at once
 (``minicompute.utils``).
 
 Endpoints that fail for ordinary reasons (a volume in the wrong state, a
-guest that refuses a detach) are marked with
-``oslo_messaging.expected_exceptions``: the caller gets the exception
-class from ``minicompute.exception`` and this host's log stays free of
-tracebacks for them.
+guest that refuses a detach) are marked ``expected_exceptions``: the
+caller gets the ``minicompute.exception`` class, the log no traceback.
 """
 
 from oslo_log import log as logging
@@ -22,6 +20,7 @@ from oslo_utils import excutils
 from minicompute import exception
 from minicompute import external_events
 from minicompute import power_state
+from minicompute import rebuild
 from minicompute import rpcapi
 from minicompute import server_volumes
 from minicompute import task_states
@@ -59,6 +58,9 @@ class ComputeManager:
             self.host, driver, volume_api, self.load_instance)
         self.server_volumes = server_volumes.ServerVolumes(conf, driver,
                                                            volume_api)
+        self.rebuilder = rebuild.Rebuilder(conf, driver, volume_api,
+                                           self.server_volumes,
+                                           self.external_events)
 
     # -- helpers -
 
@@ -248,8 +250,19 @@ class ComputeManager:
         try:
             self.driver.destroy(ctxt, instance, block_device_info=volumes)
         except Exception:
-            LOG.exception("Cleanup of failed build %s failed",
-                          instance["uuid"])
+            LOG.exception("Cleanup of failed build %s", instance["uuid"])
+
+    @messaging.expected_exceptions(exception.InstanceNotFound,
+                                   exception.RebuildVolumeBackedFailed,
+                                   *_VOLUME_ERRORS)
+    def rebuild_instance(self, ctxt, instance, image, flavor,
+                         reimage_boot_volume=False):
+        """Respawn from ``image``, volumes kept (:mod:`.rebuild`; cast)."""
+        instance = self.load_instance(ctxt, instance)
+        with self._event(ctxt, "rebuild_instance", instance), \
+                utils.instance_lock(instance["uuid"]):
+            self.rebuilder.rebuild(ctxt, instance, image, flavor,
+                                   reimage_boot_volume=reimage_boot_volume)
 
     @messaging.expected_exceptions(exception.InstanceNotFound)
     def stop_instance(self, ctxt, instance):
@@ -263,14 +276,9 @@ class ComputeManager:
                 "power_state": self.driver.get_power_state(instance)})
 
     def resume_guests_state(self, ctxt, host):
-        """Boot again the guests that should run but do not (start-up).
-
-        After a host restart (or libvirtd and every QEMU process ended),
-        defined domains of ACTIVE instances are shut off: start them, as
-        nova's ``resume_guests_state_on_host_boot`` does. An ACTIVE
-        instance whose domain is gone goes to ERROR with that fault, so
-        the API tells the truth.
-        """
+        """Start the shut-off domains of ACTIVE instances after a host
+        restart (start-up; nova's ``resume_guests_state_on_host_boot``).
+        An ACTIVE instance whose domain is gone goes to ERROR."""
         for row in db_api.instance_get_all(ctxt, {"host": host,
                                                   "all_tenants": True}):
             if row.vm_state != vm_states.ACTIVE or row.task_state:
@@ -309,11 +317,8 @@ class ComputeManager:
 
     @messaging.expected_exceptions(exception.InstanceNotFound)
     def reboot_instance(self, ctxt, instance, reboot_type):
-        """Reboot the guest, SOFT or HARD; ACTIVE again (cast).
-
-        A failed reboot leaves the server in ERROR with the reason, as
-        upstream (the user can then HARD reboot or delete it).
-        """
+        """Reboot the guest, SOFT or HARD; ACTIVE again (cast). A failed
+        reboot leaves the server in ERROR with the reason, as upstream."""
         instance = self.load_instance(ctxt, instance)
         with self._event(ctxt, "reboot_instance", instance), \
                 utils.instance_lock(instance["uuid"]):
@@ -334,10 +339,8 @@ class ComputeManager:
     @messaging.expected_exceptions(exception.InstanceNotFound,
                                    exception.ConsoleNotAvailable)
     def get_console_output(self, ctxt, instance, tail_length=None):
-        """The console log as text, its last ``tail_length`` lines (call).
-
-        Bytes that are not ASCII are replaced, as nova does.
-        """
+        """The console log as text, its last ``tail_length`` lines (call);
+        bytes that are not ASCII are replaced, as nova does."""
         instance = self.load_instance(ctxt, instance)
         output = self.driver.get_console_output(instance)
         if isinstance(output, str):
@@ -350,12 +353,9 @@ class ComputeManager:
     def terminate_instance(self, ctxt, instance):
         """Detach every volume, destroy the guest, soft-delete (cast).
 
-        Volumes are detached one by one exactly as a user detach would
-        (the guest is still running, so the unplug is clean), then volumes
-        marked delete_on_termination are deleted in Cinder. A volume that
-        cannot be detached does not stop the delete: its attachment is
-        deleted anyway so Cinder frees it (the domain goes away next).
-        """
+        Volumes are detached one by one as a user detach would (the guest
+        still runs), then delete_on_termination ones are deleted. One that
+        cannot be detached has its attachment deleted anyway."""
         instance = self.load_instance(ctxt, instance)
         with self._event(ctxt, "terminate_instance", instance), \
                 utils.instance_lock(instance["uuid"]):

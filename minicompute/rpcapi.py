@@ -68,9 +68,11 @@ class ComputeAPI:
       each host's memory (``minicompute.faults``).
     * 1.5 - external_instance_event (cast): server external events
       (``volume-extended``), to the host of the instances named.
+    * 1.6 - rebuild_instance (cast): respawn from a new image on the same
+      host, volumes kept (a volume-backed one's root re-imaged at 2.93).
     """
 
-    VERSION = "1.5"
+    VERSION = "1.6"
 
     def __init__(self, transport, timeout=None):
         """:param timeout: seconds a CALL waits (``rpc_call_timeout``)."""
@@ -149,6 +151,17 @@ class ComputeAPI:
         cctxt = self._prepare(instance, version="1.1")
         rpc.cast(cctxt, ctxt, "reboot_instance", instance=_primitive(instance),
                    reboot_type=reboot_type)
+
+    def rebuild_instance(self, ctxt, instance, image, flavor,
+                         reimage_boot_volume=False):
+        """CAST: respawn the guest from ``image`` (the image record),
+        its volumes re-attached; ``reimage_boot_volume``: Cinder first
+        writes the image over a volume-backed server's root volume."""
+        cctxt = self._prepare(instance, version="1.6")
+        rpc.cast(cctxt, ctxt, "rebuild_instance",
+                 instance=_primitive(instance), image=image,
+                 flavor=_primitive(flavor),
+                 reimage_boot_volume=reimage_boot_volume)
 
     def external_instance_event(self, ctxt, instances, events, host):
         """CAST: ``events`` (``name``, ``server_uuid``, ``tag``,

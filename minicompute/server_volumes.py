@@ -158,7 +158,7 @@ class ServerVolumes:
         attachment deleted, each volume created here deleted, each BDM
         row destroyed. Errors are logged: the build's error wins."""
         for row in volume_rows(ctxt, instance["uuid"]):
-            self._delete_attachment(ctxt, row.attachment_id)
+            self.delete_attachment(ctxt, row.attachment_id)
             if row.volume_id and row.source_type in CREATED_HERE:
                 self.delete_volume(ctxt, row.volume_id,
                                    "its server's build failed")
@@ -170,10 +170,10 @@ class ServerVolumes:
         """After ``driver.destroy`` disconnected them: delete each row's
         attachment and destroy the row."""
         for row in rows:
-            self._delete_attachment(ctxt, row.attachment_id)
+            self.delete_attachment(ctxt, row.attachment_id)
             db_api.bdm_destroy(ctxt, row.id)
 
-    def _delete_attachment(self, ctxt, attachment_id):
+    def delete_attachment(self, ctxt, attachment_id):
         if not attachment_id:
             return
         try:

@@ -26,6 +26,11 @@ REBOOTING_HARD = "rebooting_hard"
 # deletion
 DELETING = "deleting"
 
+# rebuild: the API's check, the volumes re-wired, the guest respawned
+REBUILDING = "rebuilding"
+REBUILD_BLOCK_DEVICE_MAPPING = "rebuild_block_device_mapping"
+REBUILD_SPAWNING = "rebuild_spawning"
+
 # Operation -> (task state set while it runs, vm_states allowed at its start,
 # vm_state on success). The API checks the second column and sets the first
 # with a compare-and-swap on task_state None; the manager writes the third
@@ -35,4 +40,6 @@ TRANSITIONS = {
     "stop": (POWERING_OFF, vm_states.ALLOW_STOP, vm_states.STOPPED),
     "start": (POWERING_ON, vm_states.ALLOW_START, vm_states.ACTIVE),
     "delete": (DELETING, vm_states.ALLOW_DELETE, vm_states.DELETED),
+    # a rebuilt server is ACTIVE, or SHUTOFF again if it was
+    "rebuild": (REBUILDING, vm_states.ALLOW_REBUILD, vm_states.ACTIVE),
 }

@@ -57,6 +57,12 @@ def _detail(ctxt, instance, show=False):
                         host_status=status, show=show)
 
 
+def server_view(ctxt, instance):
+    """The server as GET /servers/{id} shows it (for the actions that
+    answer with the server)."""
+    return _detail(ctxt, instance, show=True)
+
+
 # -- list ----------------------------------------------------------------
 
 def _list_filters(ctxt):

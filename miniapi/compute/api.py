@@ -3,16 +3,17 @@
 It holds the collaborators every operation needs (the Cinder adapter, the
 compute RPC client, the service-down threshold) and mixes in the
 operations, which live in modules by concept (``servers``, ``volumes``,
-``block_devices``).
+``block_devices``, ``rebuild``).
 """
 
 from miniapi.compute import block_devices
+from miniapi.compute import rebuild
 from miniapi.compute import servers
 from miniapi.compute import volumes
 
 
 class API(servers.ServerOperations, volumes.VolumeOperations,
-          block_devices.BlockDeviceOperations):
+          block_devices.BlockDeviceOperations, rebuild.RebuildOperations):
     """The API phase of compute operations.
 
     :param volume_api: ``minicompute.volume.cinder.API`` or a fake with the

@@ -32,6 +32,7 @@ from minicinder.api import volume_types
 from minicinder.api import volumes
 from minicinder.volume import metadata as metadata_api
 from minicinder.volume import quota_api
+from minicinder.volume import reimage
 from minicinder.volume import service_api
 from minicinder.volume import transfer_api
 from minicinder.volume import type_api
@@ -66,7 +67,9 @@ def create_app(conf, volume_api, attachment_api, actions):
         volume_types=type_api.VolumeTypeAPI(database, conf),
         service_api=service_api.ServiceAPI(database, conf),
         quotas=quota_api.QuotaAPI(database, conf),
-        transfers=transfer_api.TransferAPI(database, conf))
+        transfers=transfer_api.TransferAPI(database, conf),
+        reimager=reimage.VolumeReimager(
+            database, getattr(volume_api, "manager", None)))
     # Upstream's routes have no trailing slash: /volumes/ is a 404 (not
     # the list), except version discovery (versions.py takes both).
     app.url_map.strict_slashes = True

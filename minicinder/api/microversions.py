@@ -11,7 +11,7 @@ API with ``no_snapshots``, 3.57 its history fields, 3.59 its paging,
 volume_type_id, 3.65 consumes_quota, 3.69 a tristate shared_targets,
 3.71 ``os-extend_volume_completion``); versions that add features not
 built here (snapshots, backups, groups, messages, the 3.62 default
-types, the 3.68 re-image...) change nothing in the routes served. 3.64
+types, ...) change nothing in the routes served; 3.68 adds ``os-reimage``. 3.64
 shows ``encryption_key_id`` only for an encrypted volume (never, here)
 and 3.70 lets encrypted volumes be transferred (none exist here).
 
@@ -49,3 +49,4 @@ ENCRYPTION_KEY_ID_IN_DETAILS = microversion.APIVersion("3.64")
 USE_QUOTA = microversion.APIVersion("3.65")
 SHARED_TARGETS_TRISTATE = microversion.APIVersion("3.69")
 EXTEND_VOLUME_COMPLETION = microversion.APIVersion("3.71")
+SUPPORT_REIMAGE_VOLUME = microversion.APIVersion("3.68")

@@ -155,6 +155,11 @@ volume_actions = {
         "type": "object",
         "properties": {"error": {"type": ["string", "null", "boolean"]}},
         "additionalProperties": False},
+    # 3.68 (nova's rebuild of a volume-backed server)
+    "os-reimage": {
+        "type": "object",
+        "properties": {"image_id": uuid, "reimage_reserved": _flag},
+        "required": ["image_id"], "additionalProperties": False},
     "os-retype": {
         "type": "object",
         "properties": {"new_type": {"type": "string", "minLength": 1,

@@ -15,6 +15,7 @@ from minicinder.api import microversions as mv
 from minicinder.api import schemas
 from minicinder.api import validation
 from minicinder.volume import api as volume_api
+from minicinder.volume import image as volume_image
 
 bp = flask.Blueprint("volume_actions", __name__,
                      url_prefix="/v3/<project_id>")
@@ -95,6 +96,13 @@ def _extend(svc, ctx, volume_id, args):
                            mv.VOLUME_EXTEND_INUSE))
 
 
+def _reimage(svc, ctx, volume_id, args):
+    # An unknown image is a 404, as upstream's image service answers.
+    image = volume_image.get(svc.conf, args["image_id"])
+    svc.reimager.reimage(ctx, volume_id, image, validation.boolean(
+        args.get("reimage_reserved", False), "reimage_reserved"))
+
+
 def _extend_volume_completion(svc, ctx, volume_id, args):
     svc.volumes.extend_volume_completion(
         ctx, volume_id, validation.boolean((args or {}).get("error") or
@@ -149,9 +157,11 @@ HANDLERS = {
     "os-set_image_metadata": _set_image_metadata,
     "os-show_image_metadata": _show_image_metadata,
     "os-unset_image_metadata": _unset_image_metadata,
+    "os-reimage": _reimage,
 }
 # Actions that exist only from a microversion on.
-MIN_VERSIONS = {"os-extend_volume_completion": mv.EXTEND_VOLUME_COMPLETION}
+MIN_VERSIONS = {"os-extend_volume_completion": mv.EXTEND_VOLUME_COMPLETION,
+                "os-reimage": mv.SUPPORT_REIMAGE_VOLUME}
 # Status of an action answered without a body (202 unless named).
 EMPTY_STATUS = {"os-set_bootable": 200, "os-unset_image_metadata": 200}
 

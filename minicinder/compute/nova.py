@@ -15,10 +15,12 @@ failure is raised as :class:`~minicinder.exception.ComputeAPIUnavailable`
 so the caller can fail closed; requests' exceptions never leave this
 module.
 
-It also tells Nova one thing: *this volume grew* (3.42's extend of an
+It also tells Nova two things: *this volume grew* (3.42's extend of an
 in-use volume), with upstream's ``volume-extended`` server external event
 (``POST /os-server-external-events`` at compute 2.51, the volume id as the
-event's tag), sent as a service: the cinder service account's token, also
+event's tag), and *this volume was re-imaged* (3.68's ``os-reimage`` of a
+rebuild's root volume: ``volume-reimaged`` at compute 2.93); both sent
+as a service: the cinder service account's token, also
 as the service token (upstream sends it with its privileged ``[nova]``
 credentials and its service token; nova's policy wants the ``service``
 role or an admin).
@@ -44,8 +46,9 @@ LOG = logging.getLogger(__name__)
 
 # 2.89 added attachment_id (and bdm_uuid) to the attachment GET.
 MICROVERSION = "2.89"
-# 2.51 added the volume-extended event.
+# 2.51 added the volume-extended event, 2.93 volume-reimaged.
 EVENTS_MICROVERSION = "2.51"
+REIMAGED_MICROVERSION = "2.93"
 
 
 class API:
@@ -133,7 +136,7 @@ class API:
                        % (url, MICROVERSION)) from exc
         return attachment_id
 
-    def _service_headers(self, ctxt):
+    def _service_headers(self, ctxt, version=EVENTS_MICROVERSION):
         """Who tells Nova: the cinder service itself.
 
         With keystone, the ``[service_user]`` account's token (keystoneauth
@@ -142,9 +145,8 @@ class API:
 
         :raises ComputeAPIUnavailable: the account cannot authenticate.
         """
-        headers = {"OpenStack-API-Version": "compute %s"
-                   % EVENTS_MICROVERSION,
-                   "X-OpenStack-Nova-API-Version": EVENTS_MICROVERSION,
+        headers = {"OpenStack-API-Version": "compute %s" % version,
+                   "X-OpenStack-Nova-API-Version": version,
                    "Accept": "application/json"}
         if self.keystone:
             try:
@@ -176,21 +178,32 @@ class API:
         :raises ComputeAPIUnavailable: not configured, unreachable, the
             service account cannot authenticate, or another answer.
         """
+        return self._events(ctxt, "volume-extended", server_ids, volume_id,
+                            EVENTS_MICROVERSION)
+
+    def reimage_volume(self, ctxt, server_ids, volume_id):
+        """Tell Nova that ``volume_id`` was re-imaged for ``server_ids``
+        (the rebuild waiting for it goes on), at compute 2.93; answers
+        and errors as :meth:`extend_volume`."""
+        return self._events(ctxt, "volume-reimaged", server_ids, volume_id,
+                            REIMAGED_MICROVERSION)
+
+    def _events(self, ctxt, name, server_ids, volume_id, version):
         if not self.configured:
             raise exception.ComputeAPIUnavailable(
                 reason="[nova] endpoint is not set")
         url = "%s/os-server-external-events" % self.endpoint
-        body = {"events": [{"name": "volume-extended", "server_uuid": server,
+        body = {"events": [{"name": name, "server_uuid": server,
                             "tag": volume_id} for server in server_ids]}
-        headers = self._service_headers(ctxt)
+        headers = self._service_headers(ctxt, version)
         try:
             resp = self._post_traced(url, body, headers)
         except requests.RequestException as exc:
             raise exception.ComputeAPIUnavailable(
                 reason="POST %s failed: %s" % (url, exc)) from exc
         if resp.status_code == 404:
-            LOG.warning("Nova knows none of %s: volume-extended of %s "
-                        "dropped", ", ".join(server_ids), volume_id)
+            LOG.warning("Nova knows none of %s: %s of %s dropped",
+                        ", ".join(server_ids), name, volume_id)
             return {server: 404 for server in server_ids}
         if resp.status_code not in (200, 207):
             raise exception.ComputeAPIUnavailable(
@@ -204,8 +217,8 @@ class API:
                 reason="POST %s: no events in the answer" % url) from exc
         for server, code in codes.items():
             (LOG.info if code == 200 else LOG.warning)(
-                "Nova answered %s to volume-extended of %s on server %s",
-                code, volume_id, server)
+                "Nova answered %s to %s of %s on server %s",
+                code, name, volume_id, server)
         return codes
 
     def _post_traced(self, url, body, headers):

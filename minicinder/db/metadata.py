@@ -87,5 +87,11 @@ def image_metadata_update(session, volume_id, metadata):
                    metadata, delete=False)
 
 
+def image_metadata_replace(session, volume_id, metadata):
+    """Exactly ``metadata`` (a re-imaged volume's new image's)."""
+    return _update(session, models.VolumeGlanceMetadata, volume_id,
+                   metadata, delete=True)
+
+
 def image_metadata_delete(session, volume_id, key):
     return _delete(session, models.VolumeGlanceMetadata, volume_id, key)

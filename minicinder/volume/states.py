@@ -26,7 +26,7 @@ MAINTENANCE = "maintenance"      # admin-set; blocks connections
 EXTENDING = "extending"          # the backend is growing the volume
 AWAITING_TRANSFER = "awaiting-transfer"  # offered to another project
 ERROR_EXTENDING = "error_extending"  # the grow failed; see the log
-DOWNLOADING = "downloading"      # never set here (no image service yet)
+DOWNLOADING = "downloading"      # an image is being written over it (reimage)
 
 VOLUME_STATUSES = (CREATING, AVAILABLE, RESERVED, ATTACHING, IN_USE,
                    DETACHING, DELETING, ERROR, ERROR_DELETING,
@@ -93,6 +93,16 @@ VOLUME_TRANSITIONS = {
     ("extend_failed", False): Transition((EXTENDING,), ERROR_EXTENDING),
     ("extend_attached", False): Transition((IN_USE,), EXTENDING),
     ("extend_attached_done", False): Transition((EXTENDING,), IN_USE),
+    # os-reimage (3.68): downloading while the image is written, then
+    # back to the status it had (error if the copy failed); Nova's
+    # rebuild re-images its root volume while it is reserved.
+    ("reimage", False): Transition((AVAILABLE, ERROR), DOWNLOADING),
+    ("reimage_reserved", False): Transition((AVAILABLE, ERROR, RESERVED),
+                                            DOWNLOADING),
+    ("reimage_done_available", False): Transition((DOWNLOADING,), AVAILABLE),
+    ("reimage_done_error", False): Transition((DOWNLOADING,), ERROR),
+    ("reimage_done_reserved", False): Transition((DOWNLOADING,), RESERVED),
+    ("reimage_failed", False): Transition((DOWNLOADING,), ERROR),
     # os-volume-transfer: offered, then withdrawn or accepted
     ("transfer", False): Transition((AVAILABLE,), AWAITING_TRANSFER),
     ("transfer_cancel", False): Transition((AWAITING_TRANSFER,), AVAILABLE),

@@ -47,6 +47,8 @@ LOG = logging.getLogger(__name__)
 
 # attachment_complete appeared in 3.44; every call is made at this version.
 MICROVERSION = "3.44"
+# os-reimage appeared in 3.68; only that call is made at it.
+REIMAGE_MICROVERSION = "3.68"
 
 
 def _untranslate_volume(volume):
@@ -150,14 +152,14 @@ class API:
                 version=MICROVERSION)
         self._version_checked = True
 
-    def _cinderclient(self, ctxt):
-        """A cinderclient at :data:`MICROVERSION` for ``ctxt``: its
-        project's endpoint, its identity, its request id."""
+    def _cinderclient(self, ctxt, version=MICROVERSION):
+        """A cinderclient at ``version`` for ``ctxt``: its project's
+        endpoint, its identity, its request id."""
         session = self._get_session()
         auth, url = cinder_auth.plugin(self.conf, ctxt, session)
         self._check_microversion(url)
         return cinder_client.Client(
-            MICROVERSION, session=session, auth=auth, endpoint_override=url,
+            version, session=session, auth=auth, endpoint_override=url,
             global_request_id=ctxt.global_request_id or ctxt.request_id)
 
     def _retry(self, func, *args):
@@ -210,6 +212,22 @@ class API:
             availability_zone=availability_zone, metadata=metadata or {},
             imageRef=image_id)
         return _untranslate_volume(volume.to_dict())
+
+    @translate(not_found=volume_not_found)
+    def reimage_volume(self, ctxt, volume_id, image_id,
+                       reimage_reserved=False):
+        """Cinder writes ``image_id`` over the volume (``os-reimage``,
+        3.68); it answers at once and tells Nova with a
+        ``volume-reimaged`` event when done (nova's ``reimage_volume``).
+
+        :param reimage_reserved: the volume may be ``reserved`` (a
+            rebuild holds it with a connector-less attachment).
+        :raises VolumeNotFound:
+        :raises InvalidInput: Cinder refused (wrong status, image...).
+        """
+        client = self._cinderclient(ctxt, version=REIMAGE_MICROVERSION)
+        client.volumes.reimage(volume_id, image_id,
+                               reimage_reserved=reimage_reserved)
 
     def check_attached(self, ctxt, volume):
         """:raises InvalidVolume: the volume is not in-use."""

@@ -54,6 +54,8 @@ class FakeCinder:
         self._fail = {}          # method name -> exception, raised once
         #: the status the next created volume starts in (None: available)
         self.create_status = None
+        #: called with (volume_id, image_id) after a reimage_volume
+        self.on_reimage = None
         self._lock = threading.RLock()
 
     # -- arrange ---------------------------------------------------------
@@ -213,6 +215,26 @@ class FakeCinder:
             snapshot_id=snapshot_id)
         return self.get(ctxt, volume_id)
 
+    def reimage_volume(self, ctxt, volume_id, image_id,
+                       reimage_reserved=False):
+        """os-reimage: the volume records ``image_id`` and
+        :attr:`on_reimage` (if set) is called with ``(volume_id,
+        image_id)``, as Cinder's event would reach nova. :raises
+        InvalidInput: not available/error (or reserved, if allowed)."""
+        self._called("reimage_volume")
+        with self._lock:
+            volume = self._volume(ctxt, volume_id)
+            allowed = ("available", "error") + (
+                ("reserved",) if reimage_reserved else ())
+            if volume["status"] not in allowed:
+                raise ms_exception.InvalidInput(
+                    reason="Volume %s status must be %s, but current "
+                           "status is %s." % (volume_id, " or ".join(allowed),
+                                              volume["status"]))
+            volume["volume_image_metadata"] = {"image_id": image_id}
+        if self.on_reimage is not None:
+            self.on_reimage(volume_id, image_id)
+
     def check_attached(self, ctxt, volume):
         """:raises InvalidVolume: the volume is not in-use."""
         if volume["status"] != "in-use":
@@ -237,7 +259,13 @@ class FakeCinder:
             volume = self._volume(ctxt, volume_id)
             allowed = ("available", "in-use") if volume["multiattach"] \
                 else ("available",)
-            if volume["status"] not in allowed:
+            # The same server may hold a second attachment (LP 1694530:
+            # live migration, rebuild); the status stays as it is.
+            same_server = volume["status"] in ("in-use", "reserved") and \
+                any(a["instance"] == instance_uuid and
+                    a["volume_id"] == volume_id
+                    for a in self._attachments.values())
+            if volume["status"] not in allowed and not same_server:
                 raise ms_exception.InvalidInput(
                     reason="Volume %s status must be available to reserve, "
                            "but the current status is %s."
@@ -247,7 +275,8 @@ class FakeCinder:
                 "volume_id": volume_id, "instance": instance_uuid,
                 "status": "reserved", "connector": None,
                 "mountpoint": mountpoint, "attach_mode": "null"}
-            volume["status"] = "reserved"
+            if not same_server:
+                volume["status"] = "reserved"
             return self._attachment_view(attachment_id)
 
     def attachment_get(self, ctxt, attachment_id):

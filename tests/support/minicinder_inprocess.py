@@ -124,12 +124,20 @@ class FakeNova:
         self.down = False
         self.asked = []
         self.extended = []     # (server ids, volume id) told of
+        self.reimaged = []     # (server ids, volume id) told of
 
     def extend_volume(self, ctxt, server_ids, volume_id):
         if self.down:
             raise exception.ComputeAPIUnavailable(
                 reason="connection refused")
         self.extended.append((list(server_ids), volume_id))
+        return {server: 200 for server in server_ids}
+
+    def reimage_volume(self, ctxt, server_ids, volume_id):
+        if self.down:
+            raise exception.ComputeAPIUnavailable(
+                reason="connection refused")
+        self.reimaged.append((list(server_ids), volume_id))
         return {server: 200 for server in server_ids}
 
     def attach(self, server_id, volume_id, attachment_id):

@@ -14,17 +14,19 @@ from miniapi.api import common
 from miniapi.api.views import field
 
 # vm_state -> {task_state: status}; "default" when no task-specific one.
+_REBUILD = {"rebuilding": "REBUILD", "rebuild_block_device_mapping": "REBUILD",
+            "rebuild_spawning": "REBUILD"}
 _STATE_MAP = {
     "active": {"default": "ACTIVE", "rebooting": "REBOOT",
-               "rebooting_hard": "HARD_REBOOT", "rebuilding": "REBUILD",
-               "migrating": "MIGRATING"},
+               "rebooting_hard": "HARD_REBOOT", "migrating": "MIGRATING",
+               **_REBUILD},
     "building": {"default": "BUILD"},
-    "stopped": {"default": "SHUTOFF", "rebuilding": "REBUILD"},
+    "stopped": {"default": "SHUTOFF", **_REBUILD},
     "resized": {"default": "VERIFY_RESIZE"},
     "paused": {"default": "PAUSED"},
     "suspended": {"default": "SUSPENDED"},
     "rescued": {"default": "RESCUE"},
-    "error": {"default": "ERROR", "rebuilding": "REBUILD"},
+    "error": {"default": "ERROR", **_REBUILD},
     "deleted": {"default": "DELETED"},
     "soft-delete": {"default": "SOFT_DELETED"},
     "shelved": {"default": "SHELVED"},

@@ -38,7 +38,7 @@ def heartbeat(host):
 class FakeComputeManager:
     """RPC endpoint with the compute manager's method names."""
 
-    target = messaging.Target(version="1.5")
+    target = messaging.Target(version="1.6")
 
 
     def __init__(self, host):
@@ -121,6 +121,11 @@ class FakeComputeManager:
 
     def stop_instance(self, ctxt, instance):
         self._record("stop_instance", instance=instance)
+
+    def rebuild_instance(self, ctxt, instance, image, flavor,
+                         reimage_boot_volume=False):
+        self._record("rebuild_instance", instance=instance, image=image,
+                     flavor=flavor, reimage_boot_volume=reimage_boot_volume)
 
     def start_instance(self, ctxt, instance):
         self._record("start_instance", instance=instance)

@@ -160,3 +160,14 @@ def test_extend_volume_failures_are_unavailable(answer):
     api, _ = _events_api(answer)
     with pytest.raises(exception.ComputeAPIUnavailable):
         api.extend_volume(_ctx(), [SERVER], VOLUME)
+
+
+def test_reimage_volume_sends_volume_reimaged_at_2_93():
+    events = [{"name": "volume-reimaged", "server_uuid": SERVER,
+               "tag": VOLUME, "status": "completed", "code": 200}]
+    api, recorder = _events_api(Response(200, {"events": events}))
+    assert api.reimage_volume(_ctx(), [SERVER], VOLUME) == {SERVER: 200}
+    [(_url, body, headers, _timeout)] = recorder.calls
+    assert body == {"events": [{"name": "volume-reimaged",
+                                "server_uuid": SERVER, "tag": VOLUME}]}
+    assert headers["OpenStack-API-Version"] == "compute 2.93"
