@@ -1,9 +1,12 @@
 """The ``rebuild`` server action (nova's ``ServersController._rebuild``).
 
 ``POST /servers/{id}/action {"rebuild": {"imageRef": ...}}`` answers 202
-with the server as ``GET`` shows it (status ``REBUILD``) and its
-``adminPass`` (the one given, or a new one: nova's default
-``enable_instance_password``), ``user_data`` from 2.57. From 2.93 a
+with the server (status ``REBUILD``) and its ``adminPass`` (the one
+given, or a new one: nova's default ``enable_instance_password``),
+``user_data`` from 2.57. Below 2.75 the server is shown without the
+extended attributes (upstream's rebuild view: no ``OS-EXT-*``,
+``OS-SRV-USG:*``, ``config_drive``, ``key_name``, volumes...); from
+2.75 as ``GET`` shows it. From 2.93 a
 volume-backed server is rebuilt too: its root volume is re-imaged
 (``miniapi.compute.rebuild``); below, only with the image it has.
 """
@@ -21,6 +24,33 @@ from ministack import exception as ms_exception
 
 #: 2.93: a volume-backed server's rebuild re-images its root volume.
 REIMAGE_BOOT_VOLUME_VERSION = "2.93"
+
+#: 2.75: the rebuild answers with the whole server view, as GET.
+FULL_VIEW_VERSION = "2.75"
+
+#: What the rebuild's answer leaves out below 2.75: keys with these
+#: prefixes, and these keys.
+_EXTENDED_PREFIXES = ("OS-EXT-AZ:", "OS-EXT-STS:", "OS-EXT-SRV-ATTR:",
+                      "OS-SRV-USG:")
+_EXTENDED_KEYS = ("config_drive", "key_name", "host_status",
+                  "os-extended-volumes:volumes_attached", "security_groups",
+                  "server_groups")
+
+
+def _view(ctxt, instance):
+    view = servers.server_view(ctxt, instance)
+    if not microversion.at_least(FULL_VIEW_VERSION):
+        # key_name from 2.54 (a rebuild may set it), server_groups from
+        # 2.71, as upstream.
+        kept = {"key_name": "2.54", "server_groups": "2.71"}
+        view = {key: value for key, value in view.items()
+                if (key not in _EXTENDED_KEYS or
+                    microversion.at_least(kept.get(key, "9.99"))) and
+                not key.startswith(_EXTENDED_PREFIXES)}
+    if microversion.at_least("2.57"):
+        view.pop("OS-EXT-SRV-ATTR:user_data", None)
+        view["user_data"] = None
+    return view
 
 
 def _values(args):
@@ -50,10 +80,7 @@ def rebuild(ctxt, server_id, body):
             REIMAGE_BOOT_VOLUME_VERSION),
         values=_values(args),
         trusted_certs=args.get("trusted_image_certificates"))
-    view = servers.server_view(ctxt, instance)
-    if microversion.at_least("2.57"):
-        view.pop("OS-EXT-SRV-ATTR:user_data", None)
-        view["user_data"] = None
+    view = _view(ctxt, instance)
     view["adminPass"] = args.get("adminPass") or secrets.token_urlsafe(9)
     response = flask.jsonify({"server": view})
     response.status_code = 202

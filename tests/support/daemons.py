@@ -150,14 +150,17 @@ def start_daemon(name, sections, tmp_path, ready=None, port_option=None,
 
     :param sections: {section: {option: value}} written to the config file;
         ``[DEFAULT] log_file`` is added so all output lands in one file.
-    :param port_option: (section, option) to fill with a free port.
+    :param port_option: (section, option) to fill with a free port (the
+        port already there, if ``sections`` sets one: a daemon another
+        daemon's config must name before it starts).
     :raises DaemonFailed: the process exited or never became ready; the
         message carries the tail of its log.
     """
     sections = {k: dict(v) for k, v in sections.items()}
     port = None
     if port_option:
-        port = free_port()
+        port = sections.get(port_option[0], {}).get(port_option[1]) or \
+            free_port()
         sections.setdefault(port_option[0], {})[port_option[1]] = port
     os.makedirs(tmp_path, exist_ok=True)
     conf_path = os.path.join(str(tmp_path), "%s.conf" % name)

@@ -38,8 +38,7 @@ def stack(tmp_path_factory):
                  "host": ps.host, "run": ps.run, "daemons": ps.started,
                  "transport_url": ps.common()["transport_url"],
                  "control_exchange": ps.common()["control_exchange"],
-                 "nova_db": ps.nova_db, "endpoint": endpoint,
-                 "state": ps.state}
+                 "nova_db": ps.nova_db, "endpoint": endpoint}
         yield stack
         stack["probe"].close()
     finally:

@@ -25,6 +25,7 @@ import uuid
 
 import pytest
 
+from tests.support import daemons
 from tests.support import journey
 from tests.support import private_stack
 from tests.support import waiting
@@ -33,6 +34,33 @@ pytestmark = pytest.mark.slow
 
 VG = private_stack.VG
 MARK = b"ministack-rebuild-" + uuid.uuid4().hex.encode()
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    """The conftest's stack, but minicinder tells this miniapi of its
+    events (``[nova] endpoint``: the volume-reimaged a volume-backed
+    rebuild waits for) and miniapi lists this stack's images (the lab's,
+    linked, and the alt image)."""
+    private_stack.skip_unless_lab()
+    ps = private_stack.PrivateStack(tmp_path_factory.mktemp("rebuild"),
+                                    "fr")
+    api_port = daemons.free_port()
+    try:
+        cinder = ps.start_cinder({"nova": {
+            "endpoint": "http://127.0.0.1:%d/v2.1" % api_port}})
+        endpoint = ps.endpoint(cinder)
+        api = ps.start_api(cinder, {"api": {
+            "listen_port": api_port,
+            "image_dir": str(ps.state / "images")}})
+        ps.start_compute(endpoint)
+        probe = journey.Probe(ps.nova_db, ps.name_template)
+        yield {"cinder": journey.Cinder(cinder.url),
+               "nova": journey.Nova(api.url), "probe": probe,
+               "image": ps.image, "run": ps.run, "state": ps.state}
+        probe.close()
+    finally:
+        ps.cleanup()
 
 
 @pytest.fixture(scope="module")

@@ -199,3 +199,51 @@ def test_failed_cast_leaves_the_server_as_it_was(api, make_server, app,
     row = _row(server_id)
     assert (row.task_state, row.image_ref, row.display_name) == \
         (None, IMAGE_ID, "vm1")
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.74"])
+def test_answer_below_2_75_has_no_extended_attributes(api, make_server,
+                                                      compute, version):
+    server_id = make_server()
+    status, body, _ = _rebuild(api, server_id, version=version)
+    assert status == 202
+    keys = set(body["server"])
+    assert not [k for k in keys if k.startswith(("OS-EXT-", "OS-SRV-"))]
+    assert not keys & {"config_drive",
+                       "os-extended-volumes:volumes_attached"}
+    # key_name from 2.54, as upstream
+    assert ("key_name" in keys) == (version == "2.74")
+    assert {"id", "name", "status", "image", "flavor", "adminPass"} <= keys
+
+
+def test_answer_from_2_75_is_the_full_view(api, make_server, compute):
+    server_id = make_server()
+    status, body, _ = _rebuild(api, server_id, version="2.75")
+    assert status == 202
+    server = body["server"]
+    assert server["OS-EXT-STS:task_state"] == "rebuilding"
+    assert "os-extended-volumes:volumes_attached" in server
+    assert "OS-EXT-SRV-ATTR:user_data" not in server
+    assert server["user_data"] is None
+
+
+REBUILD_VERSIONS = ["2.1", "2.19", "2.26", "2.47", "2.54", "2.57", "2.63",
+                    "2.71", "2.73", "2.75", "2.79", "2.89", "2.90", "2.93",
+                    "2.96"]
+
+
+@pytest.mark.parametrize("version", REBUILD_VERSIONS)
+@pytest.mark.parametrize("token", ["admin:p1", "u1:p1"])
+def test_answer_matches_tempests_schema(api, make_server, compute, version,
+                                        token):
+    """As tempest's servers_client.rebuild_server checks it (with an
+    adminPass given, the schema that requires it)."""
+    from tests.unit.miniapi import tempest_schemas as ts
+    ts.require_tempest()
+    server_id = make_server(token=token)
+    status, body, _ = api.post(
+        "/v2.1/servers/%s/action" % server_id,
+        {"rebuild": {"imageRef": ALT_IMAGE_ID, "adminPass": "pw"}},
+        token=token, version=version)
+    ts.check_client("servers_client", "rebuild_server_with_admin_pass",
+                    version, status, body)
