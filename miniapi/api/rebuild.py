@@ -35,18 +35,26 @@ _EXTENDED_PREFIXES = ("OS-EXT-AZ:", "OS-EXT-STS:", "OS-EXT-SRV-ATTR:",
 _EXTENDED_KEYS = ("config_drive", "key_name", "host_status",
                   "os-extended-volumes:volumes_attached", "security_groups",
                   "server_groups")
+#: ...but these from the version that shows them: key_name from 2.54 (a
+#: rebuild may set it), server_groups from 2.71, as upstream.
+_SHOWN_FROM = {"key_name": "2.54", "server_groups": "2.71"}
+
+
+def _hidden(key):
+    """Whether the rebuild's answer below 2.75 leaves ``key`` out."""
+    if key.startswith(_EXTENDED_PREFIXES):
+        return True
+    if key not in _EXTENDED_KEYS:
+        return False
+    return key not in _SHOWN_FROM or \
+        not microversion.at_least(_SHOWN_FROM[key])
 
 
 def _view(ctxt, instance):
     view = servers.server_view(ctxt, instance)
     if not microversion.at_least(FULL_VIEW_VERSION):
-        # key_name from 2.54 (a rebuild may set it), server_groups from
-        # 2.71, as upstream.
-        kept = {"key_name": "2.54", "server_groups": "2.71"}
         view = {key: value for key, value in view.items()
-                if (key not in _EXTENDED_KEYS or
-                    microversion.at_least(kept.get(key, "9.99"))) and
-                not key.startswith(_EXTENDED_PREFIXES)}
+                if not _hidden(key)}
     if microversion.at_least("2.57"):
         view.pop("OS-EXT-SRV-ATTR:user_data", None)
         view["user_data"] = None
