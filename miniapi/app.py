@@ -41,6 +41,7 @@ from miniapi.api import rebuild  # noqa: F401 (registers its action)
 from miniapi.api import server_external_events
 from miniapi.api import servers
 from miniapi.api import services
+from miniapi.api import shelve  # noqa: F401 (registers its actions)
 from miniapi.api import versions
 from miniapi.api import volume_attachments
 from miniapi.api import volumes

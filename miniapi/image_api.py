@@ -5,7 +5,9 @@
 ``GET /v2/images?name=NAME``) and shows the image afterwards, so this
 serves the discovery document, the list (``name``, ``id=in:``, ``limit``,
 ``marker`` filters) and one image, in Glance v2's shapes. The images are
-those devstack registers (``ministack.images``); upload is not supported.
+those devstack registers (``ministack.images``), and the snapshots a
+shelve makes, private to their server's project; upload is not
+supported.
 
 The miniapi daemon serves it on its own port (``[api]
 image_listen_port``, Glance's 9292) behind the same ContextMiddleware as
@@ -50,8 +52,9 @@ def _view(image):
     image_id = image["id"]
     return {
         "id": image_id, "name": image.get("name"),
-        "status": "active", "visibility": "public", "protected": False,
-        "os_hidden": False, "owner": None, "tags": [],
+        "status": "active", "visibility": image.get("visibility", "public"),
+        "protected": False, "os_hidden": False,
+        "owner": image.get("owner"), "tags": [],
         "container_format": "bare",
         "disk_format": image.get("disk_format", "qcow2"),
         "size": image.get("size"),
@@ -64,7 +67,23 @@ def _view(image):
         "self": "/v2/images/%s" % image_id,
         "file": "/v2/images/%s/file" % image_id,
         "schema": "/v2/schemas/image",
+        # A shelve's snapshot: Glance shows its properties at top level.
+        **{key: image[key] for key in _SNAPSHOT_PROPERTIES if key in image},
     }
+
+
+#: The properties a server's snapshot carries (nova's create_image).
+_SNAPSHOT_PROPERTIES = ("instance_uuid", "image_type", "user_id",
+                        "base_image_ref")
+
+
+def _visible():
+    """The images this caller may see: every public one, and the private
+    ones (shelve snapshots) of its project; an admin sees all."""
+    ctxt = wsgi.get_context(flask.request)
+    return [i for i in images.list_images(_image_dir())
+            if i.get("visibility", "public") == "public" or
+            ctxt.is_admin or i.get("owner") == ctxt.project_id]
 
 
 def _filtered(found):
@@ -96,7 +115,7 @@ def _filtered(found):
 
 @bp.get("/v2/images")
 def index():
-    found = _filtered(images.list_images(_image_dir()))
+    found = _filtered(_visible())
     return flask.jsonify({"images": [_view(i) for i in found],
                           "schema": "/v2/schemas/images",
                           "first": "/v2/images"})
@@ -104,7 +123,7 @@ def index():
 
 @bp.get("/v2/images/<image_id>")
 def show(image_id):
-    for image in images.list_images(_image_dir()):
+    for image in _visible():
         if image.get("id") == image_id:
             return flask.jsonify(_view(image))
     raise exception.NotFound(

@@ -30,6 +30,23 @@ it to re-image the root volume (``os-reimage``). The image's size is rounded
 up to whole GiB. When the event does not come in time (Cinder sends none when
 the re-image fails) the server goes to ERROR.
 """),
+    cfg.IntOpt("shelved_offload_time", default=0, min=-1,
+               help="""
+What a shelve of an image-backed server does once its snapshot is taken,
+as nova's option of the same name.
+
+Possible values:
+
+* 0: offload at once (upstream's default): the guest is destroyed, its
+  volumes' attachments are parked without a connector, and the server
+  has no host (``SHELVED_OFFLOADED``).
+* -1: never offload: the guest stays defined, powered off (``SHELVED``);
+  an admin may offload it with ``shelveOffload``.
+* a positive number: as -1 here; ministack has no periodic task that
+  offloads shelved servers after that many seconds.
+
+A volume-backed server is always offloaded at once, whatever the value.
+"""),
 ]
 
 compute_opts = [
@@ -104,6 +121,7 @@ Related options:
 Directory holding one sub-directory per instance (its qcow2 overlay).
 """),
 ]
+
 
 libvirt_opts = [
     cfg.StrOpt("connection_uri", default="qemu:///system",

@@ -70,9 +70,11 @@ class ComputeAPI:
       (``volume-extended``), to the host of the instances named.
     * 1.6 - rebuild_instance (cast): respawn from a new image on the same
       host, volumes kept (a volume-backed one's root re-imaged at 2.93).
+    * 1.7 - shelve_instance, shelve_offload_instance, unshelve_instance
+      (casts): shelve, offload and unshelve (``minicompute.shelve``).
     """
 
-    VERSION = "1.6"
+    VERSION = "1.7"
 
     def __init__(self, transport, timeout=None):
         """:param timeout: seconds a CALL waits (``rpc_call_timeout``)."""
@@ -162,6 +164,26 @@ class ComputeAPI:
                  instance=_primitive(instance), image=image,
                  flavor=_primitive(flavor),
                  reimage_boot_volume=reimage_boot_volume)
+    def shelve_instance(self, ctxt, instance, image):
+        """CAST: power off, snapshot into ``image`` (the record the API
+        made), shelve; offload too when the host's
+        ``shelved_offload_time`` is 0."""
+        cctxt = self._prepare(instance, version="1.7")
+        rpc.cast(cctxt, ctxt, "shelve_instance",
+                 instance=_primitive(instance), image=image)
+
+    def shelve_offload_instance(self, ctxt, instance):
+        """CAST: destroy the guest, park its volumes, leave the host."""
+        cctxt = self._prepare(instance, version="1.7")
+        rpc.cast(cctxt, ctxt, "shelve_offload_instance",
+                 instance=_primitive(instance))
+
+    def unshelve_instance(self, ctxt, instance, image=None):
+        """CAST to the instance's host (the one the API scheduled, for an
+        offloaded server): spawn or power on, boot ``image``."""
+        cctxt = self._prepare(instance, version="1.7")
+        rpc.cast(cctxt, ctxt, "unshelve_instance",
+                 instance=_primitive(instance), image=image)
 
     def external_instance_event(self, ctxt, instances, events, host):
         """CAST: ``events`` (``name``, ``server_uuid``, ``tag``,

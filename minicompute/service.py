@@ -29,6 +29,7 @@ from minicompute import manager
 from minicompute import reconcile
 from minicompute import resource_tracker
 from minicompute import rpcapi
+from minicompute import shelve
 from minicompute.db import api as db_api
 from minicompute.faults import endpoint as fault_endpoint
 from minicompute.faults import points as fault_points
@@ -63,7 +64,8 @@ class ComputeService:
                                                                  driver)
         target = messaging.Target(topic=rpcapi.RPC_TOPIC, server=conf.host)
         self.server = rpc.get_server(transport, target, [
-            self.manager, fault_endpoint.FaultEndpoint(self.faults)])
+            self.manager, fault_endpoint.FaultEndpoint(self.faults),
+            shelve.ShelveEndpoint(self.manager)])
         self._heartbeat_thread = None
         self._reconcile_thread = None
 

@@ -30,6 +30,12 @@ DELETING = "deleting"
 REBUILDING = "rebuilding"
 REBUILD_BLOCK_DEVICE_MAPPING = "rebuild_block_device_mapping"
 REBUILD_SPAWNING = "rebuild_spawning"
+# shelve, shelve offload, unshelve
+SHELVING = "shelving"
+SHELVING_IMAGE_PENDING_UPLOAD = "shelving_image_pending_upload"
+SHELVING_IMAGE_UPLOADING = "shelving_image_uploading"
+SHELVING_OFFLOADING = "shelving_offloading"
+UNSHELVING = "unshelving"
 
 # Operation -> (task state set while it runs, vm_states allowed at its start,
 # vm_state on success). The API checks the second column and sets the first

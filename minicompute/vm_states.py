@@ -32,7 +32,6 @@ SHELVED_OFFLOADED = "shelved_offloaded"
 
 # states a volume may be attached or detached in (nova's
 # check_instance_state on compute/api.py attach_volume/detach_volume).
-# ministack does not implement shelve, but the list is upstream's.
 ALLOW_VOLUME_ATTACH_DETACH = [ACTIVE, PAUSED, STOPPED, RESIZED, SOFT_DELETED,
                               SHELVED, SHELVED_OFFLOADED]
 # states the instance can be stopped from
@@ -44,6 +43,10 @@ ALLOW_START = [STOPPED]
 ALLOW_HARD_REBOOT = [ACTIVE, STOPPED, PAUSED, SUSPENDED, ERROR]
 ALLOW_SOFT_REBOOT = [ACTIVE]
 ALLOW_REBUILD = [ACTIVE, STOPPED, ERROR]
+# states the instance can be shelved from (nova's API.shelve)
+ALLOW_SHELVE = [ACTIVE, STOPPED, PAUSED, SUSPENDED]
+# states an instance can be unshelved from
+ALLOW_UNSHELVE = [SHELVED, SHELVED_OFFLOADED]
 # states the instance can be deleted from (any but an in-flight delete)
 ALLOW_DELETE = [ACTIVE, BUILDING, PAUSED, SUSPENDED, STOPPED, RESCUED,
                 RESIZED, SOFT_DELETED, ERROR, SHELVED, SHELVED_OFFLOADED]

@@ -10,6 +10,12 @@ into ``<root>/<image-id>/`` and registers it with an ``image.json``::
      "min_disk": 1, "min_ram": 128, "virtual_size": 67108864,
      "created_at": "...", ...}
 
+A shelve registers a *snapshot* of a server here (``image_type``
+``snapshot``, with ``instance_uuid`` and ``owner``), as nova creates one
+in Glance: :func:`register_snapshot` writes it, :func:`find_snapshot`
+finds a server's, :func:`delete_snapshot` removes it (never an image
+devstack built).
+
 The image is a direct-kernel-boot guest: a compute host boots ``kernel``
 + ``initrd`` with ``cmdline`` and gives it ``disk`` (through a copy-on-write
 overlay) as ``vda``. Paths are absolute; relative ones are resolved
@@ -19,6 +25,8 @@ against the image's directory.
 import json
 import logging
 import os
+import shutil
+import uuid
 
 from ministack import exception
 
@@ -83,3 +91,64 @@ def get_image(ref, root=DEFAULT_ROOT):
         if record.get("name") == ref:
             return record
     raise ImageNotFound(image_id=ref)
+
+
+#: ``image_type`` of an image made from a server (upstream's property).
+SNAPSHOT = "snapshot"
+
+
+def register_snapshot(record, files, root=DEFAULT_ROOT):
+    """Register ``record`` (with ``id``) as a new snapshot image whose
+    ``kernel``, ``initrd`` and ``disk`` are copies of ``files`` (absolute
+    paths). The files are copied into a hidden directory that is renamed
+    into place last, so a half-written snapshot is never listed.
+
+    :returns: the record as :func:`get_image` reads it back.
+    """
+    final = os.path.join(root, record["id"])
+    work = os.path.join(root, ".%s.%s" % (record["id"], uuid.uuid4().hex))
+    os.makedirs(work, mode=0o755)
+    try:
+        record = dict(record, image_type=SNAPSHOT)
+        for key, path in files.items():
+            name = os.path.basename(path)
+            shutil.copyfile(path, os.path.join(work, name))
+            record[key] = name
+        record["size"] = os.path.getsize(os.path.join(work, record["disk"]))
+        with open(os.path.join(work, "image.json"), "w") as f:
+            json.dump(record, f, indent=1, sort_keys=True)
+        os.rename(work, final)
+    except Exception:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    LOG.info("Registered snapshot image %s (%s) of instance %s",
+             record["id"], record.get("name"), record.get("instance_uuid"))
+    return _load(final)
+
+
+def find_snapshot(image_id, root=DEFAULT_ROOT):
+    """The snapshot image ``image_id``, or None (gone, or not a
+    snapshot)."""
+    if not image_id or os.sep in image_id or image_id.startswith("."):
+        return None
+    record = _load(os.path.join(root, image_id))
+    if record is None or record.get("image_type") != SNAPSHOT:
+        return None
+    return record
+
+
+def snapshots_of(instance_uuid, root=DEFAULT_ROOT):
+    """The snapshot images made from server ``instance_uuid``."""
+    return [r for r in list_images(root)
+            if r.get("image_type") == SNAPSHOT and
+            r.get("instance_uuid") == instance_uuid]
+
+
+def delete_snapshot(image_id, root=DEFAULT_ROOT):
+    """Remove snapshot image ``image_id``; True if it was there. An image
+    that is not a snapshot is left alone (False)."""
+    if find_snapshot(image_id, root) is None:
+        return False
+    shutil.rmtree(os.path.join(root, image_id))
+    LOG.info("Deleted snapshot image %s", image_id)
+    return True

@@ -273,6 +273,7 @@ def delete(server_id):
     ctxt = common.context()
     instance = get_instance(ctxt, server_id)
     compute_api().delete(ctxt, instance)
+    compute_api().delete_shelved_image(ctxt, instance)
     return "", 204
 
 

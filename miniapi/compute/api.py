@@ -9,11 +9,13 @@ operations, which live in modules by concept (``servers``, ``volumes``,
 from miniapi.compute import block_devices
 from miniapi.compute import rebuild
 from miniapi.compute import servers
+from miniapi.compute import shelve
 from miniapi.compute import volumes
 
 
 class API(servers.ServerOperations, volumes.VolumeOperations,
-          block_devices.BlockDeviceOperations, rebuild.RebuildOperations):
+          block_devices.BlockDeviceOperations, rebuild.RebuildOperations,
+          shelve.ShelveOperations):
     """The API phase of compute operations.
 
     :param volume_api: ``minicompute.volume.cinder.API`` or a fake with the

@@ -155,8 +155,12 @@ class AttachmentAPI:
                 same_instance = instance_uuid is not None and \
                     instance_uuid in attachment_reads.attachment_instances(
                         session, volume_id)
+                # (attaching too: an unshelve that failed after its
+                # update parks the volume again, as upstream's override
+                # for the same instance ignores the status.)
                 if not (same_instance and volume.status in
-                        (states.IN_USE, states.RESERVED)):
+                        (states.IN_USE, states.RESERVED,
+                         states.ATTACHING)):
                     allowed = states.volume_transition(
                         "reserve", volume.multiattach).expected
                     raise exception.InvalidVolume(

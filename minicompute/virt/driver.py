@@ -70,6 +70,15 @@ class ComputeDriver:
         """
         raise NotImplementedError()
 
+    def snapshot(self, ctxt, instance, record, images_root):
+        """Register the powered-off guest's root disk, kernel and ramdisk
+        as a snapshot image ``record`` (``id``, ``name``, properties)
+        under ``images_root`` (``ministack.images.register_snapshot``).
+
+        :returns: the registered image record.
+        """
+        raise NotImplementedError()
+
     def power_off(self, instance, timeout=0):
         """Stop the guest: ask it to shut down for up to ``timeout``
         seconds (0: at once), then pull the plug."""

@@ -7,11 +7,14 @@ attach and detach flows without libvirt. A paused guest (``pause``)
 refuses every detach, as a real one cannot answer the unplug request.
 """
 
+import os
+import tempfile
 import threading
 
 from minicompute import exception
 from minicompute import power_state
 from minicompute.virt import driver
+from ministack import images
 
 FAKE_RESOURCES = {
     "vcpus": 4, "memory_mb": 8192, "local_gb": 100,
@@ -70,6 +73,17 @@ class FakeDriver(driver.ComputeDriver):
             self.calls.append(("disconnect", instance["uuid"],
                                [v["volume_id"] for v in block_device_info]))
         self.instances.pop(instance["uuid"], None)
+
+    def snapshot(self, ctxt, instance, record, images_root):
+        """A snapshot image of empty files, registered for real."""
+        self.calls.append(("snapshot", instance["uuid"], record["id"]))
+        self._get(instance)
+        with tempfile.TemporaryDirectory() as scratch:
+            files = {}
+            for key in ("disk", "kernel", "initrd"):
+                files[key] = os.path.join(scratch, key)
+                open(files[key], "w").close()
+            return images.register_snapshot(record, files, root=images_root)
 
     def power_off(self, instance, timeout=0):
         self._get(instance)["power"] = power_state.SHUTDOWN

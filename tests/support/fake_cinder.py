@@ -259,13 +259,12 @@ class FakeCinder:
             volume = self._volume(ctxt, volume_id)
             allowed = ("available", "in-use") if volume["multiattach"] \
                 else ("available",)
-            # The same server may hold a second attachment (LP 1694530:
-            # live migration, rebuild); the status stays as it is.
-            same_server = volume["status"] in ("in-use", "reserved") and \
-                any(a["instance"] == instance_uuid and
-                    a["volume_id"] == volume_id
-                    for a in self._attachments.values())
-            if volume["status"] not in allowed and not same_server:
+            # As Cinder (LP 1694530): the same instance may reserve a
+            # volume it already holds; the volume's status is kept.
+            same_instance = any(
+                a["volume_id"] == volume_id and a["instance"] ==
+                instance_uuid for a in self._attachments.values())
+            if volume["status"] not in allowed and not same_instance:
                 raise ms_exception.InvalidInput(
                     reason="Volume %s status must be available to reserve, "
                            "but the current status is %s."
@@ -275,7 +274,7 @@ class FakeCinder:
                 "volume_id": volume_id, "instance": instance_uuid,
                 "status": "reserved", "connector": None,
                 "mountpoint": mountpoint, "attach_mode": "null"}
-            if not same_server:
+            if not same_instance:
                 volume["status"] = "reserved"
             return self._attachment_view(attachment_id)
 

@@ -181,6 +181,15 @@ class LibvirtDriver(driver.ComputeDriver):
                 still_used=self._still_used(vol_driver, connection_info,
                                             instance["uuid"]))
 
+    def snapshot(self, ctxt, instance, record, images_root):
+        from ministack import images
+        inst_dir = self._instance_dir(instance)
+        return images.register_snapshot(record, {
+            key: os.path.join(inst_dir, name) for key, name in (
+                ("disk", instance_files.DISK),
+                ("kernel", instance_files.KERNEL),
+                ("initrd", instance_files.RAMDISK))}, root=images_root)
+
     def power_off(self, instance, timeout=0):
         self.host.get_guest(instance["name"]).poweroff()
 

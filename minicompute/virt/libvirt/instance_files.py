@@ -3,7 +3,9 @@
 Like nova's libvirt driver, each guest boots from its own copies in its
 own directory (``<instances_path>/<uuid>/``)::
 
-    disk      qcow2 overlay over the image's disk (the image is never written)
+    disk      qcow2 overlay over the image's disk (the image is never written);
+              for a snapshot image (a shelved server's), a copy of the
+              snapshot, itself an overlay over the server's base image
     kernel    copy of the image's kernel
     ramdisk   copy of the image's initrd
 
@@ -30,6 +32,9 @@ DISK = "disk"
 KERNEL = "kernel"
 RAMDISK = "ramdisk"
 
+#: ``image_type`` of a snapshot image (``ministack.images.SNAPSHOT``).
+SNAPSHOT = "snapshot"
+
 
 def make_instance_dir(path):
     """Create (or fix) an instance directory: owner root, group that of
@@ -55,7 +60,12 @@ def create_boot_files(image, directory, root_disk=True):
     paths for ``config.domain``. ``root_disk=False`` (a volume-backed
     guest, whose root is its boot volume): no overlay, ``disk`` None."""
     disk = None
-    if root_disk:
+    if root_disk and image.get("image_type") == SNAPSHOT:
+        # A shelved server's snapshot is its own overlay (over its base
+        # image): the new guest gets a copy of it, so the snapshot can be
+        # deleted once the guest runs, as unshelve does.
+        disk = _private_copy(image["disk"], os.path.join(directory, DISK))
+    elif root_disk:
         disk = os.path.join(directory, DISK)
         executor.execute(
             "qemu-img", "create", "-q", "-f", "qcow2", "-F",

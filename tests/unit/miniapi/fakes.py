@@ -38,8 +38,7 @@ def heartbeat(host):
 class FakeComputeManager:
     """RPC endpoint with the compute manager's method names."""
 
-    target = messaging.Target(version="1.6")
-
+    target = messaging.Target(version="1.7")
 
     def __init__(self, host):
         self.host = host
@@ -132,6 +131,15 @@ class FakeComputeManager:
 
     def terminate_instance(self, ctxt, instance):
         self._record("terminate_instance", instance=instance)
+
+    def shelve_instance(self, ctxt, instance, image):
+        self._record("shelve_instance", instance=instance, image=image)
+
+    def shelve_offload_instance(self, ctxt, instance):
+        self._record("shelve_offload_instance", instance=instance)
+
+    def unshelve_instance(self, ctxt, instance, image=None):
+        self._record("unshelve_instance", instance=instance, image=image)
 
     def reboot_instance(self, ctxt, instance, reboot_type):
         self._record("reboot_instance", instance=instance,
