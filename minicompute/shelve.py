@@ -13,7 +13,9 @@ Cinder adapter, :class:`minicompute.server_volumes.ServerVolumes`)::
                            disconnects the volumes on this host) -> park
                            each volume -> no host: SHELVED_OFFLOADED
     unshelve               (from SHELVED) power on, or (offloaded, on the
-                           host the API scheduled) attachment_update with
+                           host the API scheduled) a device name for each
+                           volume attached while offloaded,
+                           attachment_update with
                            this host's connector, spawn with the volumes,
                            attachment_complete -> ACTIVE; the snapshot
                            image is deleted
@@ -47,6 +49,7 @@ from minicompute import task_states
 from minicompute import utils
 from minicompute import vm_states
 from minicompute.db import api as db_api
+from minicompute.virt import device_names
 from ministack import db
 from ministack import images
 from ministack import rpc
@@ -229,6 +232,7 @@ class ShelveEndpoint:
         flavor = json.loads(instance["flavor"] or "{}")
         volumes = []
         try:
+            self._name_devices(ctxt, instance)
             volumes = self.manager.server_volumes.prepare(ctxt, instance)
             self.driver.spawn(ctxt, instance, image, flavor,
                               block_device_info=volumes)
@@ -239,6 +243,21 @@ class ShelveEndpoint:
                           instance["uuid"], self.host, _reason(exc))
                 self._roll_back_spawn(ctxt, instance, volumes)
         self._update(ctxt, instance, {"launched_at": db.utcnow()})
+
+    def _name_devices(self, ctxt, instance):
+        """A device name for each volume attached while offloaded (the
+        API wrote none), as nova's ``_prep_block_device`` assigns them."""
+        rows = server_volumes.volume_rows(ctxt, instance["uuid"])
+        used = [instance["root_device_name"] or "/dev/vda"]
+        used += [r.device_name for r in rows if r.device_name]
+        for row in rows:
+            if row.device_name:
+                continue
+            name = device_names.next_device_name(
+                used, self.conf.compute.max_disk_devices_to_attach)
+            db_api.bdm_update(ctxt, row.id, {"device_name": name},
+                              reload=False)
+            used.append(name)
 
     def _roll_back_spawn(self, ctxt, instance, volumes):
         """Destroy the guest, park every volume again, leave the host."""

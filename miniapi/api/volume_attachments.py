@@ -97,5 +97,7 @@ def delete(server_id, volume_id):
     instance = servers.get_instance(ctxt, server_id)
     if not uuidutils.is_uuid_like(volume_id):
         raise exception.VolumeNotFound(volume_id=volume_id)
+    servers.compute_api().check_shelved_volume_version(
+        instance, "detach_volume", microversion.current())
     servers.compute_api().detach_volume(ctxt, instance, volume_id)
     return "", 202

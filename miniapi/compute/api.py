@@ -10,12 +10,13 @@ from miniapi.compute import block_devices
 from miniapi.compute import rebuild
 from miniapi.compute import servers
 from miniapi.compute import shelve
+from miniapi.compute import shelved_volumes
 from miniapi.compute import volumes
 
 
 class API(servers.ServerOperations, volumes.VolumeOperations,
           block_devices.BlockDeviceOperations, rebuild.RebuildOperations,
-          shelve.ShelveOperations):
+          shelve.ShelveOperations, shelved_volumes.ShelvedVolumeOperations):
     """The API phase of compute operations.
 
     :param volume_api: ``minicompute.volume.cinder.API`` or a fake with the

@@ -79,6 +79,11 @@ class VolumeOperations:
                 message="Multiattach volumes are only supported starting "
                         "with compute API version 2.60.")
         self._check_volume_already_attached(ctxt, instance, volume)
+        self.check_shelved_volume_version(instance, "attach_volume", version)
+        if instance.vm_state == vm_states.SHELVED_OFFLOADED:
+            return self.attach_volume_offloaded(
+                ctxt, instance, volume, tag=tag,
+                delete_on_termination=delete_on_termination)
         checks.check_host_up(ctxt, instance, self.down_time)
         instance_p = db_api.to_dict(instance)
         try:
@@ -182,6 +187,8 @@ class VolumeOperations:
         if bdm.boot_index == 0:
             raise exception.InvalidVolume(
                 reason="Cannot detach a root device volume")
+        if instance.vm_state == vm_states.SHELVED_OFFLOADED:
+            return self.detach_volume_offloaded(ctxt, instance, bdm)
         checks.check_host_up(ctxt, instance, self.down_time)
         try:
             self.volume_api.begin_detaching(ctxt, volume_id)

@@ -106,13 +106,14 @@ def attachment_for_delete(conn, ctx, attachment_id):
 # os-complete: the attachment's state and its volume's.
 _FOR_COMPLETE = _attachment_select(
     _ATTACHMENTS.c.attach_status, _ATTACHMENTS.c.volume_id,
+    _ATTACHMENTS.c.instance_uuid, _ATTACHMENTS.c.connector,
     _VOLUMES.c.status.label("volume_status"), _VOLUMES.c.multiattach,
     _VOLUMES.c.deleted.label("volume_deleted"))
 
 
 def attachment_for_complete(conn, ctx, attachment_id):
-    """``(attach_status, volume_id, volume_status, multiattach,
-    volume_deleted)``.
+    """``(attach_status, volume_id, instance_uuid, connector,
+    volume_status, multiattach, volume_deleted)``.
 
     :raises VolumeAttachmentNotFound: missing, deleted or not ctx's.
     """

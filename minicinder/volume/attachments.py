@@ -264,8 +264,12 @@ class AttachmentAPI:
             raise exception.ResourceConflict(
                 reason="Volume %s is in %s state and cannot be connected."
                 % (found.volume_id, found.volume_status))
+        completed_unconnected = found.attach_status == \
+            states.ATT_ATTACHED and found.connector is None
         if found.attach_status not in \
-                states.ATTACHMENT_TRANSITIONS["connect"].expected:
+                states.ATTACHMENT_TRANSITIONS["connect"].expected or \
+                (found.attach_status == states.ATT_ATTACHED and
+                 not completed_unconnected):
             raise exception.ResourceConflict(
                 reason="Attachment %s is %s; only a reserved or attaching "
                        "attachment can be updated."
@@ -291,11 +295,19 @@ class AttachmentAPI:
                 session, ctx, attachment_id)
             if found.volume_deleted:
                 raise exception.VolumeNotFound(volume_id=found.volume_id)
-            if not db.attachment_transition(session, attachment_id,
-                                            "complete"):
+            # A reserved attachment is completed only for an instance and
+            # without a connector: nova's attach to a shelved-offloaded
+            # server (the volume in-use, exported nowhere).
+            unconnected = found.attach_status == states.ATT_RESERVED and \
+                found.instance_uuid and found.connector is None
+            if (found.attach_status == states.ATT_RESERVED and
+                    not unconnected) or not db.attachment_transition(
+                        session, attachment_id, "complete"):
                 raise exception.InvalidVolumeAttachment(
                     reason="attachment %s is %s; only a connected "
-                           "(attaching) attachment can be completed."
+                           "(attaching) attachment, or an instance's "
+                           "reserved one without a connector, can be "
+                           "completed."
                            % (attachment_id, found.attach_status))
             if not db.volume_transition(
                     session, _VolumeKey(found.volume_id, found.multiattach),

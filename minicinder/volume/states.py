@@ -133,9 +133,18 @@ VOLUME_TRANSITIONS = {
 }
 
 ATTACHMENT_TRANSITIONS = {
-    # PUT may be repeated (nova re-sends the connector on retries).
-    "connect": Transition((ATT_RESERVED, ATT_ATTACHING), ATT_ATTACHING),
-    "complete": Transition((ATT_ATTACHING, ATT_ATTACHED), ATT_ATTACHED),
+    # PUT may be repeated (nova re-sends the connector on retries); an
+    # attached attachment that was completed without a connector (a
+    # volume attached to a shelved-offloaded server) is connected too,
+    # when the server is unshelved (``attachments.AttachmentAPI``
+    # checks that it has no connector).
+    "connect": Transition((ATT_RESERVED, ATT_ATTACHING, ATT_ATTACHED),
+                          ATT_ATTACHING),
+    # os-complete of a reserved attachment only when an instance owns it
+    # and it has no connector (nova's attach to a shelved-offloaded
+    # server: ``attachments.AttachmentAPI.complete`` checks).
+    "complete": Transition((ATT_RESERVED, ATT_ATTACHING, ATT_ATTACHED),
+                           ATT_ATTACHED),
 }
 
 

@@ -35,6 +35,7 @@ def stack(tmp_path_factory):
                  "nova": journey.Nova(api.url),
                  "probe": journey.Probe(ps.nova_db, ps.name_template),
                  "image": ps.image,
+                 "images_root": str(ps.state / "images"),
                  "host": ps.host, "run": ps.run, "daemons": ps.started,
                  "transport_url": ps.common()["transport_url"],
                  "control_exchange": ps.common()["control_exchange"],

@@ -215,3 +215,62 @@ def test_delete_of_an_offloaded_server_deletes_its_snapshot(
     _snapshot(conf, server_id, tmp_path)
     assert api.delete("/v2.1/servers/%s" % server_id)[0] == 204
     assert images.snapshots_of(server_id, conf.api.image_dir) == []
+
+
+def _attach(api, server_id, volume_id, version="2.20", **extra):
+    return api.post("/v2.1/servers/%s/os-volume_attachments" % server_id,
+                    {"volumeAttachment": dict(volumeId=volume_id, **extra)},
+                    version=version)
+
+
+def test_attach_and_detach_while_offloaded(api, make_server, compute,
+                                           volumes):
+    """No RPC: the volume is reserved and completed without a connector
+    (in-use), the BDM has no device; the detach deletes the attachment
+    and the BDM, and the volume too with delete_on_termination."""
+    server_id = make_server()
+    _offloaded(server_id)
+    vid = volumes.add_volume()
+    code, body, _ = _attach(api, server_id, vid)
+    assert code == 200, body
+    assert body["volumeAttachment"]["device"] is None
+    assert volumes.status(vid) == "in-use"
+    [att] = volumes.attachment_ids(volume_id=vid)
+    assert volumes.attachment_status(att) == "attached"
+    bdm = db_api.bdm_get_by_volume_and_instance(ADMIN, vid, server_id)
+    assert (bdm.device_name, bdm.attachment_id) == (None, att)
+    assert not [c for c, _ in compute._casts_for(server_id)
+                if c in ("attach_volume", "reserve_block_device_name")]
+    assert db_api.action_get_all(ADMIN, server_id)[0].action == \
+        "attach_volume"
+    path = "/v2.1/servers/%s/os-volume_attachments/%s" % (server_id, vid)
+    assert api.delete(path, version="2.20")[0] == 202
+    assert volumes.status(vid) == "available"
+    assert volumes.attachment_ids(volume_id=vid) == []
+    assert db_api.bdm_get_all_by_instance(ADMIN, server_id) == []
+    # delete_on_termination (2.79): the detach deletes the volume.
+    assert _attach(api, server_id, vid, version="2.79",
+                   delete_on_termination=True)[0] == 200
+    assert api.delete(path, version="2.79")[0] == 202
+    assert not volumes.has_volume(vid)
+
+
+def test_attach_while_offloaded_refusals(api, make_server, compute,
+                                         volumes):
+    server_id = make_server()
+    _offloaded(server_id)
+    vid = volumes.add_volume()
+    code, body, _ = _attach(api, server_id, vid, version="2.19")
+    assert code == 409
+    assert "vm_state shelved_offloaded" in \
+        body["conflictingRequest"]["message"]
+    code, body, _ = _attach(api, server_id, vid, version="2.49", tag="t")
+    assert code == 400
+    assert "Tagged volume attachment" in body["badRequest"]["message"]
+    multi = volumes.add_volume(multiattach=True)
+    code, body, _ = _attach(api, server_id, multi, version="2.60")
+    assert code == 400
+    assert "multiattach" in body["badRequest"]["message"]
+    for volume_id in (vid, multi):
+        assert volumes.status(volume_id) == "available"
+    assert db_api.bdm_get_all_by_instance(ADMIN, server_id) == []

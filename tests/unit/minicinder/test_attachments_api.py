@@ -187,13 +187,34 @@ def test_update_without_initiator_is_400_and_changes_nothing(cinder, driver):
     assert not driver.exports.get(vol)   # target kept, ACL empty
 
 
-def test_complete_before_update_is_400(cinder):
+def test_complete_before_update_needs_an_instance(cinder):
+    """An attachment without an instance is completed only once
+    connected (400); an instance's, without a connector, is completed as
+    upstream's os-complete does (nova's attach to a shelved-offloaded
+    server): in-use, exported nowhere; the unshelve's update then
+    connects it."""
     vol = cinder.create_volume()
-    att = cinder.reserve(vol, INSTANCE)
+    att = cinder.reserve(vol, None)
     resp = cinder.post("/attachments/%s/action" % att["id"],
                        {"os-complete": None})
     assert resp.status_code == 400
     assert cinder.volume(vol)["status"] == "reserved"
+    vol2 = cinder.create_volume()
+    att = cinder.reserve(vol2, INSTANCE)
+    resp = cinder.post("/attachments/%s/action" % att["id"],
+                       {"os-complete": None})
+    assert resp.status_code == 204
+    assert cinder.volume(vol2)["status"] == "in-use"
+    resp = cinder.put("/attachments/%s" % att["id"],
+                      {"attachment": {"connector": connector()}})
+    assert resp.status_code == 200, resp.body
+    assert cinder.volume(vol2)["status"] == "attaching"
+    # Connected and complete: a second update is refused.
+    assert cinder.post("/attachments/%s/action" % att["id"],
+                       {"os-complete": None}).status_code == 204
+    resp = cinder.put("/attachments/%s" % att["id"],
+                      {"attachment": {"connector": connector()}})
+    assert resp.status_code == 409
 
 
 def test_mode_is_3_54(cinder):

@@ -179,3 +179,26 @@ def test_snapshot_registry_never_deletes_a_base_image(tmp_path):
     assert images.delete_snapshot("base", str(tmp_path)) is False
     assert images.delete_snapshot("../etc", str(tmp_path)) is False
     assert base.exists()
+
+
+def test_unshelve_names_a_volume_attached_while_offloaded(ctxt, stack):
+    """The API wrote its BDM with no device name and completed its
+    attachment without a connector: the unshelve names it, connects it
+    and completes it again."""
+    _, client, driver, volume_api = stack
+    inst, volumes = _server(ctxt, stack)
+    client.shelve_offload_instance(ctxt, db_api.to_dict(inst))
+    vid = volume_api.add_volume()
+    att = volume_api.attachment_create(ctxt, vid, inst.uuid)
+    volume_api.attachment_complete(ctxt, att["id"])
+    bfv._bdm(ctxt, inst, None, source_type="volume", volume_id=vid,
+             attachment_id=att["id"])
+    db_api.instance_update(ctxt, inst.uuid, {"host": "h1"})
+    client.unshelve_instance(ctxt, db_api.to_dict(
+        db_api.instance_get(ctxt, inst.uuid)), image={"id": IMAGE})
+    assert _state(ctxt, inst) == ("active", None, "h1")
+    bdm = db_api.bdm_get_by_volume_and_instance(ctxt, vid, inst.uuid)
+    assert bdm.device_name == "/dev/vdc" and bdm.connection_info
+    assert volume_api.status(vid) == "in-use"
+    assert sorted(driver.instances[inst.uuid]["devices"]) == [
+        "vda", "vdb", "vdc"]

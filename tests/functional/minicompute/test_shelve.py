@@ -1,0 +1,129 @@
+"""Shelve, offload and unshelve on live guests with their volumes.
+
+A private stack (``[DEFAULT] shelved_offload_time`` 0, upstream's
+default): each shelve goes straight to SHELVED_OFFLOADED. While
+offloaded, every ledger shows a volume parked: Cinder's volume
+``reserved`` with one attachment that has no connector and no
+connection_info, nova's BDM naming that attachment with no
+connection_info, no domain on the host, and no initiator in the
+volume's tgt ACL. After unshelve the volume is in-use again, the guest
+sees it and the data written before the shelve is intact. Every test
+deletes what it made.
+"""
+
+import pytest
+
+from ministack import images
+from tests.functional.minicompute import test_boot_from_volume as bfv
+from tests.support import journey
+from tests.support import private_stack
+from tests.support import waiting
+
+pytestmark = pytest.mark.slow
+
+DATA = b"shelved and back " * 16
+
+
+def _action(stack, sid, body):
+    resp = stack["nova"].req("POST", "/servers/%s/action" % sid, json=body)
+    assert resp.status_code == 202, resp.text
+
+
+def _domain_defined(stack, sid):
+    from ministack import executor
+    out, _ = executor.execute("virsh", "-c", "qemu:///system", "list",
+                              "--all", "--name")
+    return stack["probe"].domain_name(sid) in out.split()
+
+
+def _acls(volume_id):
+    from minicinder.volume.targets import tgt
+    for target in tgt.TgtAdm().show_targets():
+        if target["iqn"].endswith(volume_id):
+            return target["acls"]
+    return []
+
+
+def _check_parked(stack, sid, volume_ids):
+    cinder, probe = stack["cinder"], stack["probe"]
+    server = stack["nova"].show_server(sid)
+    assert server["OS-EXT-SRV-ATTR:host"] is None, server
+    assert not _domain_defined(stack, sid)
+    for vid in volume_ids:
+        assert cinder.status(vid) == "reserved"
+        [att] = cinder.attachments(vid)
+        assert att["status"] == "reserved"
+        resp = cinder._req("GET", "/attachments/%s" % att["id"])
+        assert resp.status_code == 200, resp.text
+        assert not resp.json()["attachment"]["connection_info"]
+        bdm = probe.bdm(sid, vid)
+        assert bdm["attachment_id"] == att["id"]
+        assert bdm["connection_info"] is None
+        assert _acls(vid) == []
+
+
+def _check_back(stack, sid, volume_ids):
+    cinder = stack["cinder"]
+    server = stack["nova"].show_server(sid)
+    assert server["OS-EXT-SRV-ATTR:host"] == stack["host"]
+    for vid in volume_ids:
+        assert cinder.status(vid) == "in-use"
+        [att] = cinder.attachments(vid)
+        assert att["status"] == "attached"
+        assert stack["probe"].bdm(sid, vid)["connection_info"]
+
+
+def _snapshots(stack, sid):
+    return images.snapshots_of(sid, stack["images_root"])
+
+
+def test_shelve_offload_unshelve_with_an_attached_volume(stack, volumes):
+    nova, probe = stack["nova"], stack["probe"]
+    with private_stack.servers(nova, stack["image"]["id"],
+                               "shelve%s" % stack["run"], 1) as [sid]:
+        vid = volumes("shelve-data")
+        bfv_resp = nova.attach(sid, vid)
+        assert bfv_resp.status_code == 200, bfv_resp.text
+        stack["cinder"].wait_status(vid, "in-use")
+        dom = probe.domain_name(sid)
+        dev = waiting.wait_for("volume in guest",
+                               lambda: probe.guest_dev_for(dom, vid),
+                               timeout=30)
+        probe.write_block(dom, dev, DATA)
+
+        _action(stack, sid, {"shelve": None})
+        nova.wait_server(sid, "SHELVED_OFFLOADED", timeout=180)
+        _check_parked(stack, sid, [vid])
+        [snapshot] = _snapshots(stack, sid)
+        assert snapshot["name"].endswith("-shelved")
+
+        _action(stack, sid, {"unshelve": None})
+        nova.wait_server(sid, "ACTIVE", timeout=300)
+        _check_back(stack, sid, [vid])
+        dev = waiting.wait_for("volume in guest again",
+                               lambda: probe.guest_dev_for(dom, vid),
+                               timeout=60)
+        assert probe.read_block(dom, dev, len(DATA)) == DATA
+        assert _snapshots(stack, sid) == []
+        assert nova.detach(sid, vid).status_code == 202
+        stack["cinder"].wait_status(vid, "available", timeout=60)
+
+
+def test_volume_backed_shelve_and_unshelve(stack):
+    """No snapshot for a volume-backed server; its root volume is parked
+    and comes back as the guest's vda."""
+    mapping = {"uuid": stack["image"]["id"], "source_type": "image",
+               "destination_type": "volume", "boot_index": 0,
+               "volume_size": 1, "delete_on_termination": True}
+    journey.wait_for_vg_space(bfv.VG, 1)
+    with bfv._server(stack, "shelve-bfv", [mapping]) as sid:
+        [vid] = bfv._volume_ids(stack["nova"].show_server(sid))
+        _action(stack, sid, {"shelve": None})
+        stack["nova"].wait_server(sid, "SHELVED_OFFLOADED", timeout=180)
+        _check_parked(stack, sid, [vid])
+        assert _snapshots(stack, sid) == []
+        _action(stack, sid, {"unshelve": None})
+        stack["nova"].wait_server(sid, "ACTIVE", timeout=300)
+        _check_back(stack, sid, [vid])
+        bfv._check_root_on_lun(stack, sid, vid)
+    stack["cinder"].wait_status(vid, "deleted", timeout=120)
