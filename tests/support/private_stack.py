@@ -225,7 +225,10 @@ class PrivateStack:
         return merge({
             "DEFAULT": self.common(host="%sapi-%s" % (self.prefix, self.run)),
             "database": {"connection": self.nova_db},
-            "api": {"listen": "127.0.0.1"},
+            # The images the compute host boots and registers (a shelve's
+            # snapshot), as the lab's miniapi and minicompute share one.
+            "api": {"listen": "127.0.0.1",
+                    "image_dir": str(self.state / "images")},
             "cinder": {"endpoint_template": cinder_endpoint}}, overrides)
 
     def compute_sections(self, cinder_endpoint, overrides=None):
