@@ -6,9 +6,10 @@ offloaded, every ledger shows a volume parked: Cinder's volume
 ``reserved`` with one attachment that has no connector and no
 connection_info, nova's BDM naming that attachment with no
 connection_info, no domain on the host, and no initiator in the
-volume's tgt ACL. After unshelve the volume is in-use again, the guest
-sees it and the data written before the shelve is intact. Every test
-deletes what it made.
+volume's tgt ACL. A volume attached while offloaded is in-use at once,
+exported nowhere, with no device. After unshelve every volume is in-use
+again, the guest sees them and the data written before the shelve is
+intact. Every test deletes what it made.
 """
 
 import pytest
@@ -97,16 +98,33 @@ def test_shelve_offload_unshelve_with_an_attached_volume(stack, volumes):
         [snapshot] = _snapshots(stack, sid)
         assert snapshot["name"].endswith("-shelved")
 
+        # Attached while offloaded: in-use at once, exported nowhere, no
+        # device until the unshelve names it.
+        late = volumes("shelve-late")
+        resp = nova.attach(sid, late)
+        assert resp.status_code == 200, resp.text
+        assert resp.json()["volumeAttachment"]["device"] is None
+        assert stack["cinder"].status(late) == "in-use"
+        [att] = stack["cinder"].attachments(late)
+        assert att["status"] == "attached"
+        assert probe.bdm(sid, late)["device_name"] is None
+        assert _acls(late) == []
+
         _action(stack, sid, {"unshelve": None})
         nova.wait_server(sid, "ACTIVE", timeout=300)
-        _check_back(stack, sid, [vid])
+        _check_back(stack, sid, [vid, late])
         dev = waiting.wait_for("volume in guest again",
                                lambda: probe.guest_dev_for(dom, vid),
                                timeout=60)
         assert probe.read_block(dom, dev, len(DATA)) == DATA
+        assert waiting.wait_for("the late volume in the guest",
+                                lambda: probe.guest_dev_for(dom, late),
+                                timeout=60)
+        assert probe.bdm(sid, late)["device_name"] == "/dev/vdc"
         assert _snapshots(stack, sid) == []
-        assert nova.detach(sid, vid).status_code == 202
-        stack["cinder"].wait_status(vid, "available", timeout=60)
+        for volume_id in (vid, late):
+            assert nova.detach(sid, volume_id).status_code == 202
+            stack["cinder"].wait_status(volume_id, "available", timeout=60)
 
 
 def test_volume_backed_shelve_and_unshelve(stack):

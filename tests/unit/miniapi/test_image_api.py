@@ -52,3 +52,28 @@ def test_name_lookup_is_404_and_bad_paging_400(client):
     assert resp.get_json()["itemNotFound"]["code"] == 404
     assert client.get("/v2/images?limit=x").status_code == 400
     assert client.get("/v2/images?marker=nope").status_code == 400
+
+
+def test_a_shelve_snapshot_is_private_to_its_project(client, tmp_path):
+    from ministack import images
+    disk = tmp_path / "scratch-disk"
+    disk.write_bytes(b"qcow")
+    snap = images.register_snapshot(
+        {"id": "33333333-3333-4333-8333-333333333333",
+         "name": "vm-shelved", "owner": "p1", "visibility": "private",
+         "instance_uuid": "44444444-4444-4444-8444-444444444444"},
+        {"disk": str(disk)}, root=str(tmp_path))
+    path = "/v2/images/%s" % snap["id"]
+    shown = client.get(path, headers={"X-Auth-Token": "u:p1"}).get_json()
+    assert (shown["visibility"], shown["owner"]) == ("private", "p1")
+    assert shown["image_type"] == "snapshot"
+    assert shown["instance_uuid"] == snap["instance_uuid"]
+    listed = client.get("/v2/images?name=vm-shelved",
+                        headers={"X-Auth-Token": "u:p1"}).get_json()
+    assert [i["id"] for i in listed["images"]] == [snap["id"]]
+    other = {"X-Auth-Token": "u:p2"}
+    assert client.get(path, headers=other).status_code == 404
+    assert client.get("/v2/images?name=vm-shelved",
+                      headers=other).get_json()["images"] == []
+    assert client.get(path, headers={
+        "X-Auth-Token": "admin:p2"}).status_code == 200
