@@ -12,6 +12,8 @@ again, the guest sees them and the data written before the shelve is
 intact. Every test deletes what it made.
 """
 
+import os
+
 import pytest
 
 from ministack import images
@@ -145,3 +147,30 @@ def test_volume_backed_shelve_and_unshelve(stack):
         _check_back(stack, sid, [vid])
         bfv._check_root_on_lun(stack, sid, vid)
     stack["cinder"].wait_status(vid, "deleted", timeout=120)
+
+
+def test_failed_unshelve_parks_the_volumes_again(stack, volumes):
+    """The snapshot's kernel is gone, so the spawn fails after the
+    volume's attachment was updated with the host's connector: the guest
+    is destroyed, the volume parked again (reserved, no connector, no
+    initiator in its ACL), the server SHELVED_OFFLOADED with no host and
+    the event an Error; a delete then frees the volume."""
+    nova = stack["nova"]
+    with private_stack.servers(nova, stack["image"]["id"],
+                               "unshelvefail%s" % stack["run"], 1) as [sid]:
+        vid = volumes("unshelve-fails")
+        assert nova.attach(sid, vid).status_code == 200
+        stack["cinder"].wait_status(vid, "in-use")
+        _action(stack, sid, {"shelve": None})
+        nova.wait_server(sid, "SHELVED_OFFLOADED", timeout=180)
+        [snapshot] = _snapshots(stack, sid)
+        os.unlink(snapshot["kernel"])
+        _action(stack, sid, {"unshelve": None})
+        action = nova.finished_action(sid, "unshelve", timeout=180)
+        assert [e["result"] for e in action["events"]] == ["Error"]
+        server = nova.show_server(sid)
+        assert (server["status"], server["OS-EXT-STS:task_state"]) == (
+            "SHELVED_OFFLOADED", None)
+        _check_parked(stack, sid, [vid])
+    stack["cinder"].wait_status(vid, "available", timeout=120)
+    assert stack["cinder"].attachments(vid) == []
