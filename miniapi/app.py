@@ -39,6 +39,7 @@ from miniapi.api import microversion
 from miniapi.api import ministack_faults
 from miniapi.api import rebuild  # noqa: F401 (registers its action)
 from miniapi.api import server_external_events
+from miniapi.api import server_metadata
 from miniapi.api import servers
 from miniapi.api import services
 from miniapi.api import shelve  # noqa: F401 (registers its actions)
@@ -138,7 +139,7 @@ def create_app(conf, transport=None, engine=None, volume_api=None,
                       flavor_access.bp, flavor_extra_specs.bp, services.bp,
                       images.bp, ips.bp, limits.bp, extensions.bp,
                       availability_zones.bp, volumes.bp, hypervisors.bp,
-                      server_external_events.bp,
+                      server_external_events.bp, server_metadata.bp,
                       aggregates.bp, ministack_faults.bp):
         app.register_blueprint(blueprint)
     faults.register(app)

@@ -71,6 +71,10 @@ class InstanceNotFound(NotFound):
     msg_fmt = "Instance %(instance_id)s could not be found."
 
 
+class MetadataItemNotFound(NotFound):
+    msg_fmt = "Metadata item was not found"
+
+
 class VolumeNotFound(NotFound):
     msg_fmt = "Volume %(volume_id)s could not be found."
 

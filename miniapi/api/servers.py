@@ -17,6 +17,7 @@ from miniapi.api.views import servers as views
 from miniapi.compute import block_devices
 from miniapi.compute import checks
 from miniapi.compute import scheduler
+from miniapi.compute import server_metadata
 from minicompute import exception
 from minicompute.db import api as db_api
 from ministack import exception as ms_exception
@@ -54,7 +55,8 @@ def _detail(ctxt, instance, show=False):
         if ctxt.is_admin else None
     return views.detail(instance, microversion.current(), ctxt.is_admin,
                         bdms=volume_bdms(ctxt, instance.uuid),
-                        host_status=status, show=show)
+                        host_status=status, show=show,
+                        metadata=api.get_instance_metadata(ctxt, instance))
 
 
 def server_view(ctxt, instance):
@@ -165,6 +167,9 @@ def create(body):
         description=server.get("description"),
         hostname=server.get("hostname"),
         admin_pass=server.get("adminPass"),
+        metadata=server.get("metadata"),
+        access_ip_v4=server.get("accessIPv4"),
+        access_ip_v6=server.get("accessIPv6"),
         scheduler_hints=_scheduler_hints(body), **destination)
     response = flask.jsonify(views.create_response(instance, admin_pass))
     response.status_code = 202
@@ -256,14 +261,17 @@ def _refuse_unsupported(server):
 @bp.put("/servers/<server_id>")
 @validation.body(schemas.update)
 def update(server_id, body):
-    """PUT /servers/{id}: name and (2.19+) description."""
+    """PUT /servers/{id}: name, accessIPv4, accessIPv6 and (2.19+)
+    description."""
     ctxt = common.context()
     instance = get_instance(ctxt, server_id)
     server = body["server"]
     instance = compute_api().update(
         ctxt, instance, name=server.get("name"),
         description=server.get("description"),
-        set_description="description" in server)
+        set_description="description" in server,
+        access_ips=server_metadata.access_ip_values(
+            server.get("accessIPv4"), server.get("accessIPv6"), server))
     return flask.jsonify({"server": _detail(ctxt, instance, show=True)})
 
 

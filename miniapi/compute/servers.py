@@ -21,6 +21,7 @@ from oslo_utils import excutils
 from miniapi.compute import block_devices
 from miniapi.compute import checks
 from miniapi.compute import scheduler
+from miniapi.compute import server_metadata
 from minicompute import exception
 from minicompute import instance_actions
 from minicompute import power_state
@@ -63,7 +64,8 @@ class ServerOperations:
                admin_pass=None, forced_host=None, forced_node=None,
                requested_host=None, requested_node=None,
                scheduler_hints=None, block_device_mappings=(),
-               multiattach_ok=True):
+               multiattach_ok=True, metadata=None, access_ip_v4=None,
+               access_ip_v6=None):
         """Write the instance, record ``create`` and cast the build.
 
         With no compute node to go to (none up and enabled, or none on
@@ -85,6 +87,10 @@ class ServerOperations:
             anything after fails.
         :param multiattach_ok: the microversion allows multiattach
             volumes (2.60).
+        :param metadata: the server's user metadata (quota checked by
+            the caller), kept with the instance.
+        :param access_ip_v4: ``accessIPv4`` (format checked), kept.
+        :param access_ip_v6: ``accessIPv6`` (format checked), kept.
         :returns: (instance row, admin password).
         :raises Invalid: unknown flavor or image, unusable zone, unknown
             requested host or node, a server group hint, a bad mapping, a
@@ -139,6 +145,8 @@ class ServerOperations:
             "locked": False,
             "progress": 0,
             "config_drive": "",
+            "access_ip_v4": server_metadata.access_ip(access_ip_v4),
+            "access_ip_v6": server_metadata.access_ip(access_ip_v6),
         }
         if host is None:
             values.update(vm_state=vm_states.ERROR, task_state=None,
@@ -149,6 +157,9 @@ class ServerOperations:
         self.reserve_mapped_volumes(ctxt, mappings, values["uuid"])
         try:
             instance = db_api.instance_create(ctxt, values)
+            if metadata:
+                db_api.instance_metadata_update(ctxt, instance.uuid,
+                                                metadata)
             self.write_bdms(ctxt, instance.uuid, mappings)
             db_api.action_start(ctxt, instance.uuid, instance_actions.CREATE)
         except Exception:
@@ -335,9 +346,11 @@ class ServerOperations:
     # -- update ----------------------------------------------------------
 
     def update(self, ctxt, instance, name=None, description=None,
-               set_description=False):
-        """PUT /servers/{id}: rename or re-describe."""
-        values = {}
+               set_description=False, access_ips=None):
+        """PUT /servers/{id}: rename, re-describe, set the access IPs
+        (``access_ips``: the columns of
+        ``server_metadata.access_ip_values``)."""
+        values = dict(access_ips or {})
         if name is not None:
             values["display_name"] = name
         if set_description:

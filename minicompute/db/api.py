@@ -21,7 +21,8 @@ Call :func:`configure` once per process with the engine before anything
 else. This module is the facade: the functions live by concept in
 instances (``instances.py``), block device mappings (``bdms.py``),
 actions/events (``actions.py``), services (``services.py``), compute
-nodes (``compute_nodes.py``) and flavors (``flavors.py``, whose
+nodes (``compute_nodes.py``), a server's metadata
+(``instance_metadata.py``) and flavors (``flavors.py``, whose
 extra-spec and access functions callers import from there), with
 ``to_dict`` in ``rows.py``; they are re-exported here so callers only
 ever import ``minicompute.db.api``.
@@ -54,6 +55,9 @@ from minicompute.db.flavors import flavor_destroy  # noqa: F401 (re-exported)
 from minicompute.db.flavors import flavor_get  # noqa: F401 (re-exported)
 from minicompute.db.flavors import flavor_get_all  # noqa: F401 (re-exported)
 from minicompute.db.flavors import flavor_update  # noqa: F401 (re-exported)
+from minicompute.db.instance_metadata import instance_metadata_delete  # noqa: F401 (re-exported)
+from minicompute.db.instance_metadata import instance_metadata_get  # noqa: F401 (re-exported)
+from minicompute.db.instance_metadata import instance_metadata_update  # noqa: F401 (re-exported)
 from minicompute.db.instances import UNSET  # noqa: F401 (re-exported)
 from minicompute.db.instances import instance_create  # noqa: F401 (re-exported)
 from minicompute.db.instances import instance_destroy  # noqa: F401 (re-exported)

@@ -15,6 +15,7 @@ import uuid as uuidlib
 import sqlalchemy as sa
 
 from minicompute import exception
+from minicompute.db import instance_metadata
 from minicompute.db import models
 from minicompute.db.rows import json_friendly as _json_friendly
 from minicompute.db.rows import unbound as _unbound
@@ -205,7 +206,7 @@ def instance_update(ctxt, uuid, values, expected_task_state=UNSET,
 
 
 def instance_destroy(ctxt, uuid):
-    """Soft-delete instance ``uuid`` and its remaining BDMs.
+    """Soft-delete instance ``uuid``, its remaining BDMs and its metadata.
 
     :raises InstanceNotFound: no such live instance.
     """
@@ -222,5 +223,6 @@ def instance_destroy(ctxt, uuid):
                 instance_uuid=uuid, deleted=0):
             bdm.deleted = bdm.id
             bdm.deleted_at = now
+        instance_metadata.instance_metadata_destroy_all(session, uuid, now)
     return instance
 

@@ -165,6 +165,10 @@ class Instance(Base, NovaBase):
     config_drive = sa.Column(sa.String(255))
     locked = sa.Column(sa.Boolean, default=False)
     progress = sa.Column(sa.Integer)
+    # Addresses the user says reach the server (accessIPv4/accessIPv6);
+    # nova's IPAddress type is a String(39) outside PostgreSQL.
+    access_ip_v4 = sa.Column(sa.String(39))
+    access_ip_v6 = sa.Column(sa.String(39))
     # The flavor as it was at boot (upstream keeps it in instance_extra).
     flavor = sa.Column(sa.Text)
     # The fault shown in the API when vm_state is error (instance_faults
@@ -179,6 +183,21 @@ class Instance(Base, NovaBase):
 def instance_name(instance_id):
     """An instance's ``name`` (its libvirt domain) from its id."""
     return "instance-%08x" % instance_id
+
+
+class InstanceMetadata(Base, NovaBase):
+    """One ``key: value`` item of a server's user metadata."""
+
+    __tablename__ = "instance_metadata"
+    __table_args__ = (
+        sa.Index("instance_metadata_instance_uuid_idx", "instance_uuid"),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True)
+    key = sa.Column(sa.String(255))
+    value = sa.Column(sa.String(255))
+    instance_uuid = sa.Column(sa.String(36),
+                              sa.ForeignKey("instances.uuid"))
 
 
 class BlockDeviceMapping(Base, NovaBase):

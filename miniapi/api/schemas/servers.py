@@ -133,7 +133,9 @@ def create(version):
 def update(version):
     props = {"name": types.name,
              "OS-DCF:diskConfig": {"type": "string",
-                                   "enum": ["AUTO", "MANUAL"]}}
+                                   "enum": ["AUTO", "MANUAL"]},
+             "accessIPv4": _CREATE["accessIPv4"],
+             "accessIPv6": _CREATE["accessIPv6"]}
     if version >= "2.19":
         props["description"] = types.description
     return {

@@ -115,9 +115,10 @@ def summary(instance):
 
 
 def detail(instance, version, is_admin, bdms=(), host_status=None,
-           show=False):
+           show=False, metadata=None):
     """The full server dict.
 
+    :param metadata: the server's user metadata (``{key: value}``).
     :param bdms: the instance's volume BDMs (for volumes_attached).
     :param host_status: UP/DOWN/"" of the instance's compute service
         (shown to admins from 2.16).
@@ -129,7 +130,7 @@ def detail(instance, version, is_admin, bdms=(), host_status=None,
         "status": status,
         "tenant_id": instance.project_id,
         "user_id": instance.user_id,
-        "metadata": {},
+        "metadata": dict(metadata or {}),
         "hostId": common.host_id(instance.project_id, instance.host),
         "image": _image(instance),
         "flavor": _flavor(instance, version),
@@ -137,8 +138,8 @@ def detail(instance, version, is_admin, bdms=(), host_status=None,
         "updated": common.isotime(instance.updated_at or
                                   instance.created_at),
         "addresses": {},
-        "accessIPv4": "",
-        "accessIPv6": "",
+        "accessIPv4": field(instance, "access_ip_v4") or "",
+        "accessIPv6": field(instance, "access_ip_v6") or "",
         "OS-DCF:diskConfig": "MANUAL",
         "OS-EXT-AZ:availability_zone": instance.availability_zone or "",
         "config_drive": instance.config_drive or "",
