@@ -72,9 +72,11 @@ class ComputeAPI:
       host, volumes kept (a volume-backed one's root re-imaged at 2.93).
     * 1.7 - shelve_instance, shelve_offload_instance, unshelve_instance
       (casts): shelve, offload and unshelve (``minicompute.shelve``).
+    * 1.8 - pause_instance, unpause_instance, suspend_instance,
+      resume_instance (casts).
     """
 
-    VERSION = "1.7"
+    VERSION = "1.8"
 
     def __init__(self, transport, timeout=None):
         """:param timeout: seconds a CALL waits (``rpc_call_timeout``)."""
@@ -164,6 +166,7 @@ class ComputeAPI:
                  instance=_primitive(instance), image=image,
                  flavor=_primitive(flavor),
                  reimage_boot_volume=reimage_boot_volume)
+
     def shelve_instance(self, ctxt, instance, image):
         """CAST: power off, snapshot into ``image`` (the record the API
         made), shelve; offload too when the host's
@@ -184,6 +187,29 @@ class ComputeAPI:
         cctxt = self._prepare(instance, version="1.7")
         rpc.cast(cctxt, ctxt, "unshelve_instance",
                  instance=_primitive(instance), image=image)
+
+    def pause_instance(self, ctxt, instance):
+        """CAST: stop the guest's vCPUs, its memory kept in place."""
+        cctxt = self._prepare(instance, version="1.8")
+        rpc.cast(cctxt, ctxt, "pause_instance", instance=_primitive(instance))
+
+    def unpause_instance(self, ctxt, instance):
+        """CAST: run the paused guest's vCPUs again."""
+        cctxt = self._prepare(instance, version="1.8")
+        rpc.cast(cctxt, ctxt, "unpause_instance",
+                 instance=_primitive(instance))
+
+    def suspend_instance(self, ctxt, instance):
+        """CAST: save the guest's memory to disk and stop it."""
+        cctxt = self._prepare(instance, version="1.8")
+        rpc.cast(cctxt, ctxt, "suspend_instance",
+                 instance=_primitive(instance))
+
+    def resume_instance(self, ctxt, instance):
+        """CAST: restore the suspended guest from its saved memory."""
+        cctxt = self._prepare(instance, version="1.8")
+        rpc.cast(cctxt, ctxt, "resume_instance",
+                 instance=_primitive(instance))
 
     def external_instance_event(self, ctxt, instances, events, host):
         """CAST: ``events`` (``name``, ``server_uuid``, ``tag``,

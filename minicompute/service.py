@@ -26,6 +26,7 @@ from oslo_log import log as logging
 import oslo_messaging as messaging
 
 from minicompute import manager
+from minicompute import pause_suspend
 from minicompute import reconcile
 from minicompute import resource_tracker
 from minicompute import rpcapi
@@ -65,7 +66,9 @@ class ComputeService:
         target = messaging.Target(topic=rpcapi.RPC_TOPIC, server=conf.host)
         self.server = rpc.get_server(transport, target, [
             self.manager, fault_endpoint.FaultEndpoint(self.faults),
-            shelve.ShelveEndpoint(self.manager)])
+            shelve.ShelveEndpoint(self.manager),
+            pause_suspend.PauseSuspendEndpoint(conf.host, driver,
+                                               self.manager.load_instance)])
         self._heartbeat_thread = None
         self._reconcile_thread = None
 

@@ -36,6 +36,11 @@ SHELVING_IMAGE_PENDING_UPLOAD = "shelving_image_pending_upload"
 SHELVING_IMAGE_UPLOADING = "shelving_image_uploading"
 SHELVING_OFFLOADING = "shelving_offloading"
 UNSHELVING = "unshelving"
+# pause and suspend
+PAUSING = "pausing"
+UNPAUSING = "unpausing"
+SUSPENDING = "suspending"
+RESUMING = "resuming"
 
 # Operation -> (task state set while it runs, vm_states allowed at its start,
 # vm_state on success). The API checks the second column and sets the first
@@ -48,4 +53,8 @@ TRANSITIONS = {
     "delete": (DELETING, vm_states.ALLOW_DELETE, vm_states.DELETED),
     # a rebuilt server is ACTIVE, or SHUTOFF again if it was
     "rebuild": (REBUILDING, vm_states.ALLOW_REBUILD, vm_states.ACTIVE),
+    "pause": (PAUSING, [vm_states.ACTIVE], vm_states.PAUSED),
+    "unpause": (UNPAUSING, [vm_states.PAUSED], vm_states.ACTIVE),
+    "suspend": (SUSPENDING, [vm_states.ACTIVE], vm_states.SUSPENDED),
+    "resume": (RESUMING, [vm_states.SUSPENDED], vm_states.ACTIVE),
 }

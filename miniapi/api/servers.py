@@ -321,6 +321,10 @@ def _no_argument(name, body):
                     (name, body[name]))
 
 
+#: for the action modules (``pause_suspend``...): their body is null or {}.
+no_argument = _no_argument
+
+
 @action_handler("os-stop")
 def _stop(ctxt, server_id, body):
     """os-stop (202): the host powers the guest off."""

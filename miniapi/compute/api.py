@@ -3,10 +3,12 @@
 It holds the collaborators every operation needs (the Cinder adapter, the
 compute RPC client, the service-down threshold) and mixes in the
 operations, which live in modules by concept (``servers``, ``volumes``,
-``block_devices``, ``rebuild``, ``shelve``, ``server_metadata``...).
+``block_devices``, ``rebuild``, ``shelve``, ``server_metadata``,
+``pause_suspend``...).
 """
 
 from miniapi.compute import block_devices
+from miniapi.compute import pause_suspend
 from miniapi.compute import rebuild
 from miniapi.compute import server_metadata
 from miniapi.compute import servers
@@ -18,7 +20,8 @@ from miniapi.compute import volumes
 class API(servers.ServerOperations, volumes.VolumeOperations,
           block_devices.BlockDeviceOperations, rebuild.RebuildOperations,
           shelve.ShelveOperations, shelved_volumes.ShelvedVolumeOperations,
-          server_metadata.ServerMetadataOperations):
+          server_metadata.ServerMetadataOperations,
+          pause_suspend.PauseSuspendOperations):
     """The API phase of compute operations.
 
     :param volume_api: ``minicompute.volume.cinder.API`` or a fake with the

@@ -96,6 +96,21 @@ class ComputeDriver:
         of ``ministack-fault`` makes a real guest refuse a detach so."""
         raise NotImplementedError()
 
+    def unpause(self, instance):
+        """Run the paused guest's vCPUs again (``virsh resume``)."""
+        raise NotImplementedError()
+
+    def suspend(self, ctxt, instance):
+        """Save the running guest's memory to disk and stop it (libvirt's
+        managed save). Its volumes stay in its definition and connected
+        on the host."""
+        raise NotImplementedError()
+
+    def resume(self, ctxt, instance):
+        """Start the suspended guest from its saved memory; it runs on
+        where it was, with the volumes it had."""
+        raise NotImplementedError()
+
     def reboot(self, ctxt, instance, reboot_type):
         """Reboot the guest: ``SOFT`` (ask it, fall back to HARD) or
         ``HARD`` (power cycle). Attached volumes stay attached; the guest

@@ -96,6 +96,19 @@ class FakeDriver(driver.ComputeDriver):
         self.calls.append(("pause", instance["uuid"]))
         self._get(instance)["power"] = power_state.PAUSED
 
+    def unpause(self, instance):
+        self.calls.append(("unpause", instance["uuid"]))
+        self._get(instance)["power"] = power_state.RUNNING
+
+    def suspend(self, ctxt, instance):
+        """The fake's managed save: shut off, the devices kept."""
+        self.calls.append(("suspend", instance["uuid"]))
+        self._get(instance)["power"] = power_state.SHUTDOWN
+
+    def resume(self, ctxt, instance):
+        self.calls.append(("resume", instance["uuid"]))
+        self._get(instance)["power"] = power_state.RUNNING
+
     def reboot(self, ctxt, instance, reboot_type):
         self.calls.append(("reboot", instance["uuid"], reboot_type))
         self._get(instance)["power"] = power_state.RUNNING

@@ -82,7 +82,8 @@ SERVER_ACTIONS = {
     "reboot": {"type": K("text")}, "resize": {"flavorRef": K("flavor")},
     "confirmResize": None, "createImage": {"name": K("text")},
     "os-getConsoleOutput": {"length": K("size")}, "lock": None,
-    "pause": None, "suspend": None, "rebuild": {"imageRef": K("text")},
+    "pause": None, "suspend": None, "unpause": None, "resume": None,
+    "rebuild": {"imageRef": K("text")},
     "changePassword": {"adminPass": K("text")}, "forceDelete": None,
     "restore": None, "os-resetState": {"state": K("text")},
     "migrate": None, "shelve": None, "evacuate": None,
@@ -144,7 +145,14 @@ SHAPES = {
     },
     ("PUT", "/v2.1/servers/<server_id>"): {
         Req("server"): {"name": K("text"), "description": K("text"),
-                        "OS-DCF:diskConfig": K("text")}},
+                        "OS-DCF:diskConfig": K("text"),
+                        "accessIPv4": K("ip"), "accessIPv6": K("ip")}},
+    ("POST", "/v2.1/servers/<server_id>/metadata"): {
+        Req("metadata"): K("metadata")},
+    ("PUT", "/v2.1/servers/<server_id>/metadata"): {
+        Req("metadata"): K("metadata")},
+    ("PUT", "/v2.1/servers/<server_id>/metadata/<key>"): {
+        Req("meta"): K("metadata")},
     ("POST", "/v2.1/servers/<server_id>/action"):
         _action_body(SERVER_ACTIONS),
     ("POST", "/v2.1/servers/<server_id>/os-volume_attachments"): {

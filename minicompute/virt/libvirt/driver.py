@@ -31,6 +31,7 @@ from minicompute.virt.libvirt import host_connector
 from minicompute.virt.libvirt import initiator
 from minicompute.virt.libvirt import instance_files
 from minicompute.virt.libvirt import node
+from minicompute.virt.libvirt import pause_suspend
 from minicompute.virt.libvirt import reboot as reboot_mod
 from minicompute.virt.libvirt.volume import iscsi
 from minicompute.virt.libvirt.volume import local
@@ -39,7 +40,7 @@ from ministack import executor
 LOG = logging.getLogger(__name__)
 
 
-class LibvirtDriver(driver.ComputeDriver):
+class LibvirtDriver(pause_suspend.PauseSuspendMixin, driver.ComputeDriver):
     supports_multiattach = True
 
     def __init__(self, conf, host=None):

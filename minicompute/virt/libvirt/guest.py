@@ -92,13 +92,31 @@ class Guest:
         if self.get_power_state() == power_state.PAUSED:
             self._call("resume", self._domain.resume)
 
+    def save_memory_state(self):
+        """Save the memory to libvirt's managed save image and stop the
+        domain (virDomainManagedSave); the next start restores it."""
+        self._call("managed save", self._domain.managedSave, 0)
+
+    def has_managed_save(self):
+        """Whether a managed save image waits for the next start."""
+        return bool(self._call("managed save query",
+                               self._domain.hasManagedSaveImage, 0))
+
+    def discard_saved_memory(self):
+        """Remove the managed save image, if any: the next start boots."""
+        if self.has_managed_save():
+            self._call("managed save removal",
+                       self._domain.managedSaveRemove, 0)
+
     def get_power_state(self):
         state = self._call("state query", self._domain.info)[0]
         return _POWER_STATES.get(state, power_state.NOSTATE)
 
     def undefine(self):
-        """Remove the persistent definition (and any NVRAM)."""
-        flags = libvirt.VIR_DOMAIN_UNDEFINE_NVRAM
+        """Remove the persistent definition (and any NVRAM and managed
+        save image: a suspended guest's)."""
+        flags = (libvirt.VIR_DOMAIN_UNDEFINE_NVRAM |
+                 libvirt.VIR_DOMAIN_UNDEFINE_MANAGED_SAVE)
         try:
             self._domain.undefineFlags(flags)
         except libvirt.libvirtError:

@@ -41,5 +41,8 @@ def reboot(guest, reboot_type, wait_seconds, *, sleep=time.sleep,
         LOG.warning("Guest %s did not shut down within %ss; rebooting it "
                     "HARD", guest.name, wait_seconds)
     guest.poweroff()
+    # A suspended guest boots afresh, as upstream's hard reboot, which
+    # undefines the domain and its managed save image first.
+    guest.discard_saved_memory()
     guest.launch()
     return HARD

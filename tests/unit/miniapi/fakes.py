@@ -38,7 +38,7 @@ def heartbeat(host):
 class FakeComputeManager:
     """RPC endpoint with the compute manager's method names."""
 
-    target = messaging.Target(version="1.7")
+    target = messaging.Target(version="1.8")
 
     def __init__(self, host):
         self.host = host
@@ -140,6 +140,18 @@ class FakeComputeManager:
 
     def unshelve_instance(self, ctxt, instance, image=None):
         self._record("unshelve_instance", instance=instance, image=image)
+
+    def pause_instance(self, ctxt, instance):
+        self._record("pause_instance", instance=instance)
+
+    def unpause_instance(self, ctxt, instance):
+        self._record("unpause_instance", instance=instance)
+
+    def suspend_instance(self, ctxt, instance):
+        self._record("suspend_instance", instance=instance)
+
+    def resume_instance(self, ctxt, instance):
+        self._record("resume_instance", instance=instance)
 
     def reboot_instance(self, ctxt, instance, reboot_type):
         self._record("reboot_instance", instance=instance,

@@ -23,7 +23,9 @@ CALLERS = {"manager.py": r"self\.driver\.(\w+)\(",
            "service.py": r"(?<![\w.])(?:self\.)?driver\.(\w+)\(",
            "virt/block_device.py": r"virt_driver\.(\w+)\(",
            # the detach-refused fault point (pause, resume, replug)
-           "faults/points.py": r"self\.driver\.(\w+)\("}
+           "faults/points.py": r"self\.driver\.(\w+)\(",
+           # pause, unpause (passed as callables), suspend, resume
+           "pause_suspend.py": r"self\.driver\.(\w+)\b"}
 
 
 def _abstract():

@@ -97,6 +97,9 @@ class FakeGuest:
         self.calls.append("launch")
         self.active = True
 
+    def discard_saved_memory(self):
+        self.calls.append("discard saved memory")
+
 
 class Clock:
     def __init__(self):
@@ -120,7 +123,8 @@ def test_soft_reboot_falls_back_to_hard():
     guest, clock = FakeGuest(stops_after=None), Clock()
     assert reboot.reboot(guest, "SOFT", 5, sleep=clock.sleep,
                          clock=clock) == "HARD"
-    assert guest.calls == ["shutdown", "poweroff", "launch"]
+    assert guest.calls == ["shutdown", "poweroff", "discard saved memory",
+                           "launch"]
     assert clock.now >= 5
 
 
@@ -128,7 +132,8 @@ def test_soft_reboot_falls_back_to_hard():
 def test_hard_reboot_power_cycles(active):
     guest = FakeGuest(active=active)
     assert reboot.reboot(guest, "HARD", 5) == "HARD"
-    assert guest.calls == ["poweroff", "launch"]
+    # a suspended guest's saved memory goes: it boots afresh
+    assert guest.calls == ["poweroff", "discard saved memory", "launch"]
 
 
 def test_console_log_path_from_domain_xml(tmp_path):
