@@ -20,6 +20,7 @@ from miniapi.api import servers
 from miniapi.api import validation
 from miniapi.api.schemas import rebuild as schemas
 from miniapi.compute import checks
+from miniapi.compute import server_metadata
 from ministack import exception as ms_exception
 
 #: 2.93: a volume-backed server's rebuild re-images its root volume.
@@ -70,6 +71,8 @@ def _values(args):
         values["display_description"] = args["description"]
     if args.get("hostname"):
         values["hostname"] = args["hostname"]
+    values.update(server_metadata.access_ip_values(
+        args.get("accessIPv4"), args.get("accessIPv6"), args))
     return values
 
 
@@ -86,7 +89,7 @@ def rebuild(ctxt, server_id, body):
         ctxt, instance, args["imageRef"],
         reimage_boot_volume=microversion.at_least(
             REIMAGE_BOOT_VOLUME_VERSION),
-        values=_values(args),
+        values=_values(args), metadata=args.get("metadata"),
         trusted_certs=args.get("trusted_image_certificates"))
     view = _view(ctxt, instance)
     view["adminPass"] = args.get("adminPass") or secrets.token_urlsafe(9)

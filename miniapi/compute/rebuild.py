@@ -49,7 +49,7 @@ class RebuildOperations:
     ``self.image_dir``)."""
 
     def rebuild(self, ctxt, instance, image_ref, reimage_boot_volume=False,
-                values=None, trusted_certs=None):
+                values=None, metadata=None, trusted_certs=None):
         """Check, set ``rebuilding``, record ``rebuild`` and cast.
 
         :param image_ref: the image id the server is rebuilt with.
@@ -57,7 +57,10 @@ class RebuildOperations:
             volume is re-imaged (any image); below, it is re-attached
             as it is (only its own image is accepted).
         :param values: what the request changes of the instance row
-            (``display_name``, ``display_description``, ``hostname``).
+            (``display_name``, ``display_description``, ``hostname``,
+            ``access_ip_v4``, ``access_ip_v6``).
+        :param metadata: the request's ``metadata``: it replaces the
+            server's (None: kept).
         :param trusted_certs: the request's
             ``trusted_image_certificates`` (2.63).
         :returns: the updated instance row.
@@ -85,7 +88,8 @@ class RebuildOperations:
                                       trusted_certs)
         self._check_volumes_in_use(ctxt, bdms)
         return self._begin_rebuild(ctxt, instance, image, root is not None,
-                                   reimage_boot_volume, values or {})
+                                   reimage_boot_volume, values or {},
+                                   metadata)
 
     def _check_volume_backed(self, ctxt, root, image, reimage_boot_volume,
                              trusted_certs):
@@ -109,10 +113,11 @@ class RebuildOperations:
             self.volume_api.check_attached(ctxt, volume)
 
     def _begin_rebuild(self, ctxt, instance, image, volume_backed,
-                       reimage_boot_volume, values):
+                       reimage_boot_volume, values, metadata):
         before = {key: getattr(instance, key) for key in
                   ("display_name", "display_description", "hostname",
-                   "image_ref")}
+                   "image_ref", "access_ip_v4", "access_ip_v6")}
+        metadata_before = db_api.instance_metadata_get(ctxt, instance.uuid)
         update = dict(values, task_state=task_states.REBUILDING)
         if not volume_backed:
             # A volume-backed server keeps image "" (upstream).
@@ -129,6 +134,9 @@ class RebuildOperations:
                                         task_state=[None])
             raise
         try:
+            if metadata is not None:
+                db_api.instance_metadata_update(ctxt, instance.uuid,
+                                                metadata, delete=True)
             db_api.action_start(ctxt, instance.uuid,
                                 instance_actions.REBUILD)
             self.compute_rpcapi.rebuild_instance(
@@ -143,4 +151,6 @@ class RebuildOperations:
                 db_api.instance_update(
                     ctxt, instance.uuid, dict(before, task_state=None),
                     expected_task_state=[task_states.REBUILDING])
+                db_api.instance_metadata_update(ctxt, instance.uuid,
+                                                metadata_before, delete=True)
         return updated

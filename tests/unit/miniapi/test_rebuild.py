@@ -67,6 +67,11 @@ def test_rebuild_casts_and_answers_the_server(api, make_server, compute):
                                      "s3cret")
     assert server["image"]["id"] == ALT_IMAGE_ID
     assert server["user_data"] is None
+    # the metadata replaces the server's; the access IP is kept
+    assert (server["metadata"], server["accessIPv4"]) == \
+        ({"k": "v"}, "192.0.2.1")
+    assert db_api.instance_metadata_get(context.get_admin_context(),
+                                        server_id) == {"k": "v"}
     cast = compute.wait_for_cast("rebuild_instance", server_id)
     assert cast["image"]["id"] == ALT_IMAGE_ID
     assert cast["reimage_boot_volume"] is False
@@ -194,11 +199,16 @@ def test_failed_cast_leaves_the_server_as_it_was(api, make_server, app,
     def refuse(*args, **kwargs):
         raise RuntimeError("broker down")
     monkeypatch.setattr(rpcapi, "rebuild_instance", refuse)
-    status, _, _ = _rebuild(api, server_id, name="other")
+    db_api.instance_metadata_update(context.get_admin_context(), server_id,
+                                    {"old": "1"})
+    status, _, _ = _rebuild(api, server_id, name="other",
+                            metadata={"new": "2"}, accessIPv4="192.0.2.9")
     assert status == 500
     row = _row(server_id)
-    assert (row.task_state, row.image_ref, row.display_name) == \
-        (None, IMAGE_ID, "vm1")
+    assert (row.task_state, row.image_ref, row.display_name,
+            row.access_ip_v4) == (None, IMAGE_ID, "vm1", None)
+    assert db_api.instance_metadata_get(context.get_admin_context(),
+                                        server_id) == {"old": "1"}
 
 
 @pytest.mark.parametrize("version", ["2.1", "2.74"])
