@@ -80,10 +80,7 @@ _SNAPSHOT_PROPERTIES = ("instance_uuid", "image_type", "user_id",
 def _visible():
     """The images this caller may see: every public one, and the private
     ones (shelve snapshots) of its project; an admin sees all."""
-    ctxt = wsgi.get_context(flask.request)
-    return [i for i in images.list_images(_image_dir())
-            if i.get("visibility", "public") == "public" or
-            ctxt.is_admin or i.get("owner") == ctxt.project_id]
+    return images.list_images(wsgi.get_context(flask.request), _image_dir())
 
 
 def _filtered(found):

@@ -78,12 +78,24 @@ def list_images(root=DEFAULT_ROOT):
     return sorted(images, key=lambda r: (r.get("name", ""), r.get("id", "")))
 
 
-def get_image(ref, root=DEFAULT_ROOT):
+def visible_to(record, project_id, is_admin=False):
+    """Whether a caller of ``project_id`` may see and use ``record``, as
+    Glance decides: a public image, or a private one (a server's shelve
+    snapshot) of the caller's own project; an admin sees every image."""
+    return (is_admin or record.get("visibility", "public") == "public" or
+            (project_id is not None and record.get("owner") == project_id))
+
+
+def get_image(ref, root=DEFAULT_ROOT, context=None):
     """The image whose id, or else whose name, is ``ref``.
 
-    :raises ImageNotFound: no image has that id or name.
+    :param context: the caller's request context; an image it may not
+        see (:func:`visible_to`) is not found. None: the service itself
+        (a compute host booting a server it was given).
+    :raises ImageNotFound: no image it may see has that id or name.
     """
-    images = list_images(root)
+    images = [r for r in list_images(root) if context is None or
+              visible_to(r, context.project_id, context.is_admin)]
     for record in images:
         if record.get("id") == ref:
             return record

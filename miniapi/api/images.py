@@ -25,6 +25,11 @@ def _image_dir():
     return flask.current_app.config["COMPUTE_API"].image_dir
 
 
+def _visible():
+    """The images the caller may see (its project's snapshots too)."""
+    return images.list_images(common.context(), _image_dir())
+
+
 def _view(image, detail):
     body = {"id": image["id"], "name": image.get("name"),
             "links": common.resource_links("images", image["id"])}
@@ -42,20 +47,20 @@ def _view(image, detail):
 def index():
     _check_version()
     return flask.jsonify({"images": [
-        _view(i, False) for i in images.list_images(_image_dir())]})
+        _view(i, False) for i in _visible()]})
 
 
 @bp.get("/images/detail")
 def detail():
     _check_version()
     return flask.jsonify({"images": [
-        _view(i, True) for i in images.list_images(_image_dir())]})
+        _view(i, True) for i in _visible()]})
 
 
 @bp.get("/images/<image_id>")
 def show(image_id):
     _check_version()
-    image = images.find_image(image_id, _image_dir())
+    image = images.find_image(common.context(), image_id, _image_dir())
     if image["id"] != image_id:
         raise exception.ImageNotFound(image_id=image_id)
     return flask.jsonify({"image": _view(image, True)})

@@ -169,7 +169,7 @@ class BlockDeviceOperations:
         if not is_volume_backed(mappings):
             ref = image_ref or (boot["uuid"] if boot else None)
             try:
-                return images.find_image(ref, self.image_dir)
+                return images.find_image(ctxt, ref, self.image_dir)
             except exception.ImageNotFound:
                 raise ms_exception.Invalid(
                     message="Can not find requested image") from None
@@ -186,7 +186,7 @@ class BlockDeviceOperations:
                             boot["uuid"])
             ref = (volume.get("volume_image_metadata") or {}).get("image_id")
         try:
-            return images.find_image(ref, self.image_dir)
+            return images.find_image(ctxt, ref, self.image_dir)
         except exception.ImageNotFound:
             raise invalid("failed to get image %s." % (ref or "")) from None
 

@@ -6,6 +6,7 @@ image id or its name, as ``openstack server create --image`` allows.
 """
 
 from minicompute import exception
+from ministack.images import visible_to
 
 
 def _images_module():
@@ -19,25 +20,30 @@ def _as_dict(image):
     return dict(vars(image))
 
 
-def list_images(image_dir=None):
-    """Every registered image as a dict (at least ``id`` and ``name``)."""
+def list_images(context, image_dir=None):
+    """Every registered image ``context``'s caller may see (its project's
+    private snapshots, every public image; an admin all), as dicts (at
+    least ``id`` and ``name``)."""
     images = _images_module()
     found = images.list_images(image_dir) if image_dir \
         else images.list_images()
-    return [_as_dict(i) for i in found]
+    return [i for i in (_as_dict(f) for f in found)
+            if visible_to(i, context.project_id, context.is_admin)]
 
 
-def find_image(ref, image_dir=None):
-    """The image whose id or name is ``ref``.
+def find_image(context, ref, image_dir=None):
+    """The image whose id or name is ``ref``, among those ``context``'s
+    caller may see: another project's private snapshot is not found, as
+    Glance answers nova for it.
 
     :raises ImageNotFound: no image, or the name matches several.
     """
     if not ref:
         raise exception.ImageNotFound(image_id=ref)
-    matches = [i for i in list_images(image_dir) if i.get("id") == ref]
+    found = list_images(context, image_dir)
+    matches = [i for i in found if i.get("id") == ref]
     if not matches:
-        matches = [i for i in list_images(image_dir)
-                   if i.get("name") == ref]
+        matches = [i for i in found if i.get("name") == ref]
     if len(matches) != 1:
         raise exception.ImageNotFound(image_id=ref)
     return matches[0]

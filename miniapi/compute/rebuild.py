@@ -75,7 +75,7 @@ class RebuildOperations:
                                     task_state=[None])
         checks.check_host_up(ctxt, instance, self.down_time)
         try:
-            image = images.find_image(image_ref, self.image_dir)
+            image = images.find_image(ctxt, image_ref, self.image_dir)
         except exception.ImageNotFound:
             raise ms_exception.Invalid(
                 message="Cannot find image for rebuild") from None

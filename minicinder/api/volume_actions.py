@@ -98,7 +98,7 @@ def _extend(svc, ctx, volume_id, args):
 
 def _reimage(svc, ctx, volume_id, args):
     # An unknown image is a 404, as upstream's image service answers.
-    image = volume_image.get(svc.conf, args["image_id"])
+    image = volume_image.get(svc.conf, ctx, args["image_id"])
     svc.reimager.reimage(ctx, volume_id, image, validation.boolean(
         args.get("reimage_reserved", False), "reimage_reserved"))
 

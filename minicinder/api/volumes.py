@@ -67,7 +67,7 @@ def create():
         size = _size(data.get("size"))
     image = None
     if data.get("imageRef") is not None:
-        image = volume_image.get(svc.conf, data["imageRef"])
+        image = volume_image.get(svc.conf, _ctx(), data["imageRef"])
         volume_image.check_fits(image, size)
     volume = svc.volumes.create(
         _ctx(), size,

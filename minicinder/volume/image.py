@@ -21,12 +21,14 @@ def root(conf):
     return os.path.join(conf.state_path, "images")
 
 
-def get(conf, ref):
-    """The image record for ``imageRef`` (id or name).
+def get(conf, ctx, ref):
+    """The image record for ``imageRef`` (id or name), among the images
+    the caller ``ctx`` may see (another project's private snapshot is
+    not found, as Glance answers Cinder for it).
 
     :raises ImageNotFound: (404).
     """
-    return images.get_image(ref, root=root(conf))
+    return images.get_image(ref, root=root(conf), context=ctx)
 
 
 def _gib(size_bytes):

@@ -56,3 +56,28 @@ def test_unknown_image(tmp_path):
     assert isinstance(info.value, exception.NotFound)
     assert info.value.code == 404
     assert "nope" in str(info.value)
+
+
+class _Context:
+    def __init__(self, project_id, is_admin=False):
+        self.project_id = project_id
+        self.is_admin = is_admin
+
+
+def test_a_private_image_is_found_by_its_project_and_admins(tmp_path):
+    register(tmp_path, "aaa", "ministack-guest")
+    register(tmp_path, "snap", "vm-shelved", visibility="private",
+             owner="p2")
+    root = str(tmp_path)
+    assert images.get_image("snap", root=root,
+                            context=_Context("p2"))["id"] == "snap"
+    assert images.get_image("vm-shelved", root=root,
+                            context=_Context("p1", is_admin=True))["id"] \
+        == "snap"
+    for ref in ("snap", "vm-shelved"):
+        with pytest.raises(images.ImageNotFound):
+            images.get_image(ref, root=root, context=_Context("p1"))
+    # the public image is everyone's; no context is the service itself
+    assert images.get_image("aaa", root=root,
+                            context=_Context("p1"))["id"] == "aaa"
+    assert images.get_image("snap", root=root)["id"] == "snap"
