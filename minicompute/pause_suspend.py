@@ -1,7 +1,7 @@
 """Pause, unpause, suspend and resume a server on its compute host.
 
 Served by the host's RPC server next to the compute manager (the casts
-of ``minicompute.rpcapi.ComputeAPI`` 1.6), as nova's manager serves
+of ``minicompute.rpcapi.ComputeAPI`` 1.8), as nova's manager serves
 ``pause_instance`` and the others:
 
 * pause: the guest's vCPUs stop, its memory stays in place (libvirt's

@@ -69,7 +69,7 @@ def _reason(exc):
 @rpc.traced_endpoint("nova-compute")
 class ShelveEndpoint:
     """RPC endpoints ``shelve_instance``, ``shelve_offload_instance`` and
-    ``unshelve_instance`` (``minicompute.rpcapi.ComputeAPI`` 1.6).
+    ``unshelve_instance`` (``minicompute.rpcapi.ComputeAPI`` 1.7).
 
     :param manager: this host's :class:`minicompute.manager.ComputeManager`.
     """
