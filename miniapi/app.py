@@ -37,8 +37,8 @@ from miniapi.api import ips
 from miniapi.api import limits
 from miniapi.api import microversion
 from miniapi.api import ministack_faults
-from miniapi.api import rebuild  # noqa: F401 (registers its action)
 from miniapi.api import pause_suspend  # noqa: F401 (registers its actions)
+from miniapi.api import rebuild  # noqa: F401 (registers its action)
 from miniapi.api import server_external_events
 from miniapi.api import server_metadata
 from miniapi.api import servers
