@@ -190,9 +190,9 @@ def _exercise_cinder(database):
         assert cinder_api.attachment_transition(session, attachment_id,
                                                 "complete")
         assert cinder_api.volume_transition(session, volume, "complete")
-        # connect after attached is not in the table: the CAS refuses.
-        assert not cinder_api.attachment_transition(session, attachment_id,
-                                                    "connect")
+        # reserving an in-use volume is not in the table: the CAS
+        # refuses.
+        assert not cinder_api.volume_transition(session, volume, "reserve")
     with database.read() as session:
         volume = cinder_api.volume_get(session, ctx, volume_id)
         assert (volume.status, volume.attach_status) == ("in-use",
