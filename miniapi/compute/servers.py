@@ -257,13 +257,19 @@ class ServerOperations:
                         "%s: %s", bdm.volume_id, instance.uuid,
                         exc.format_message())
             return
-        if bdm.delete_on_termination:
-            try:
-                self.volume_api.delete(ctxt, bdm.volume_id)
-            except ms_exception.MinistackException as exc:
-                LOG.warning("Could not delete volume %s "
-                            "(delete_on_termination): %s", bdm.volume_id,
-                            exc.format_message())
+        self._delete_on_termination(ctxt, bdm)
+
+    def _delete_on_termination(self, ctxt, bdm):
+        """Delete the released volume of ``bdm`` if it was made to go with
+        its server; a volume Cinder will not delete is logged and kept."""
+        if not bdm.delete_on_termination:
+            return
+        try:
+            self.volume_api.delete(ctxt, bdm.volume_id)
+        except ms_exception.MinistackException as exc:
+            LOG.warning("Could not delete volume %s "
+                        "(delete_on_termination): %s", bdm.volume_id,
+                        exc.format_message())
 
     # -- power -----------------------------------------------------------
 

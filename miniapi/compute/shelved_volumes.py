@@ -97,13 +97,7 @@ class ShelvedVolumeOperations:
         else:
             self.volume_api.detach(ctxt, bdm.volume_id,
                                    instance_uuid=instance.uuid)
-        if bdm.delete_on_termination:
-            try:
-                self.volume_api.delete(ctxt, bdm.volume_id)
-            except ms_exception.MinistackException as exc:
-                LOG.warning("Could not delete volume %s "
-                            "(delete_on_termination): %s", bdm.volume_id,
-                            exc.format_message())
+        self._delete_on_termination(ctxt, bdm)
         db_api.bdm_destroy(ctxt, bdm.id)
         LOG.info("Volume %s detached from shelved-offloaded server %s",
                  bdm.volume_id, instance.uuid)
