@@ -36,11 +36,13 @@ from miniapi.api import instance_actions
 from miniapi.api import ips
 from miniapi.api import limits
 from miniapi.api import microversion
+from miniapi.api import migrations
 from miniapi.api import ministack_faults
 from miniapi.api import pause_suspend  # noqa: F401 (registers its actions)
 from miniapi.api import rebuild  # noqa: F401 (registers its action)
 from miniapi.api import server_external_events
 from miniapi.api import server_metadata
+from miniapi.api import server_migrations
 from miniapi.api import servers
 from miniapi.api import services
 from miniapi.api import shelve  # noqa: F401 (registers its actions)
@@ -141,7 +143,8 @@ def create_app(conf, transport=None, engine=None, volume_api=None,
                       images.bp, ips.bp, limits.bp, extensions.bp,
                       availability_zones.bp, volumes.bp, hypervisors.bp,
                       server_external_events.bp, server_metadata.bp,
-                      aggregates.bp, ministack_faults.bp):
+                      aggregates.bp, migrations.bp, server_migrations.bp,
+                      ministack_faults.bp):
         app.register_blueprint(blueprint)
     faults.register(app)
     app.before_request(_before_request)

@@ -139,6 +139,15 @@ class ComputeHostNotFound(NotFound):
     msg_fmt = "Compute host %(host)s could not be found."
 
 
+class MigrationNotFound(NotFound):
+    msg_fmt = "Migration %(migration_id)s could not be found."
+
+
+class MigrationNotFoundByStatus(MigrationNotFound):
+    msg_fmt = ("Migration not found for instance %(instance_id)s with "
+               "status %(status)s.")
+
+
 # --- 409 -------------------------------------------------------------------
 
 class InstanceInvalidState(Conflict):

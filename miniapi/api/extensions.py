@@ -49,6 +49,7 @@ _EXTENSIONS = {
     "os-instance-actions": ("InstanceActions", "View a log of actions "
                                                "and events taken on an "
                                                "instance."),
+    "os-migrations": ("Migrations", "Provide data on migrations."),
     "os-server-start-stop": ("ServerStartStop", "Start/Stop instance "
                                                 "compute API support."),
     "os-services": ("Services", "Services support."),

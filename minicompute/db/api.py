@@ -22,7 +22,8 @@ else. This module is the facade: the functions live by concept in
 instances (``instances.py``), block device mappings (``bdms.py``),
 actions/events (``actions.py``), services (``services.py``), compute
 nodes (``compute_nodes.py``), a server's metadata
-(``instance_metadata.py``) and flavors (``flavors.py``, whose
+(``instance_metadata.py``), migration records (``migration_records.py``)
+and flavors (``flavors.py``, whose
 extra-spec and access functions callers import from there), with
 ``to_dict`` in ``rows.py``; they are re-exported here so callers only
 ever import ``minicompute.db.api``.
@@ -67,6 +68,16 @@ from minicompute.db.instances import instance_get_all_including_deleted  # noqa:
 from minicompute.db.instances import instance_get_dict  # noqa: F401 (re-exported)
 from minicompute.db.instances import instance_get_including_deleted  # noqa: F401 (re-exported)
 from minicompute.db.instances import instance_update  # noqa: F401 (re-exported)
+from minicompute.db.migration_records import migration_create  # noqa: F401 (re-exported)
+from minicompute.db.migration_records import migration_get  # noqa: F401 (re-exported)
+from minicompute.db.migration_records import migration_get_all  # noqa: F401 (re-exported)
+from minicompute.db.migration_records import (
+    migration_get_by_instance_and_status,  # noqa: F401 (re-exported)
+)
+from minicompute.db.migration_records import (
+    migration_get_in_progress_by_instance,  # noqa: F401 (re-exported)
+)
+from minicompute.db.migration_records import migration_update  # noqa: F401 (re-exported)
 from minicompute.db.rows import to_dict  # noqa: F401 (re-exported)
 from minicompute.db.services import service_destroy  # noqa: F401 (re-exported)
 from minicompute.db.services import service_get_all  # noqa: F401 (re-exported)

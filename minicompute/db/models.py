@@ -282,3 +282,43 @@ class InstanceActionEvent(Base, NovaBase):
     traceback = sa.Column(sa.Text)
     host = sa.Column(sa.String(255))
     details = sa.Column(sa.Text)
+
+
+class Migration(Base, NovaBase):
+    """One move of an instance between hosts (or on one host): a resize,
+    a cold or live migration, an evacuation; ``status`` follows the move
+    (``os-migrations`` and ``/servers/{id}/migrations`` show it)."""
+
+    __tablename__ = "migrations"
+    __table_args__ = (
+        sa.Index("migrations_instance_uuid_and_status_idx", "deleted",
+                 "instance_uuid", "status"),
+        sa.Index("migrations_by_host_nodes_and_status_idx", "deleted",
+                 "source_compute", "dest_compute", "source_node",
+                 "dest_node", "status"),
+        sa.Index("migrations_uuid", "uuid", unique=True),
+        sa.Index("migrations_updated_at_idx", "updated_at"),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, nullable=False)
+    uuid = sa.Column(sa.String(36))
+    source_compute = sa.Column(sa.String(255))
+    dest_compute = sa.Column(sa.String(255))
+    source_node = sa.Column(sa.String(255))
+    dest_node = sa.Column(sa.String(255))
+    dest_host = sa.Column(sa.String(255))
+    old_instance_type_id = sa.Column(sa.Integer)
+    new_instance_type_id = sa.Column(sa.Integer)
+    instance_uuid = sa.Column(sa.String(36), sa.ForeignKey("instances.uuid"))
+    status = sa.Column(sa.String(255))
+    migration_type = sa.Column(sa.String(255))
+    hidden = sa.Column(sa.Boolean, default=False)
+    memory_total = sa.Column(sa.BigInteger)
+    memory_processed = sa.Column(sa.BigInteger)
+    memory_remaining = sa.Column(sa.BigInteger)
+    disk_total = sa.Column(sa.BigInteger)
+    disk_processed = sa.Column(sa.BigInteger)
+    disk_remaining = sa.Column(sa.BigInteger)
+    cross_cell_move = sa.Column(sa.Boolean, default=False)
+    user_id = sa.Column(sa.String(255))
+    project_id = sa.Column(sa.String(255))

@@ -28,19 +28,22 @@ def _instance_columns(engine):
 
 
 def test_migration_matches_the_models_up_and_down(tmp_path):
-    """0005 -> head adds the two columns and the table, and the migrated
-    schema is the models' (autogenerate's comparison); the downgrade
-    takes them away again."""
+    """0005 -> 0006 adds the two columns and the table, 0007 the
+    migration records; the migrated schema is the models' (autogenerate's
+    comparison); the downgrade takes them away again."""
     engine = db.make_engine("sqlite:///%s" % (tmp_path / "nova.sqlite"))
     try:
         db.upgrade(engine, MIGRATIONS_DIR, "0005_compute_nodes")
         tables = set(sa.inspect(engine).get_table_names())
         columns = _instance_columns(engine)
-        db.upgrade(engine, MIGRATIONS_DIR)
+        db.upgrade(engine, MIGRATIONS_DIR, "0006_server_metadata")
         assert set(sa.inspect(engine).get_table_names()) == \
             tables | {"instance_metadata"}
         assert _instance_columns(engine) == \
             columns | {"access_ip_v4", "access_ip_v6"}
+        db.upgrade(engine, MIGRATIONS_DIR)
+        assert set(sa.inspect(engine).get_table_names()) == \
+            tables | {"instance_metadata", "migrations"}
         with engine.connect() as conn:
             diff = autogenerate.compare_metadata(
                 MigrationContext.configure(conn), models.Base.metadata)
