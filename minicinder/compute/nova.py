@@ -239,3 +239,24 @@ class API:
                        nova_request_id=resp.headers.get(
                            "x-openstack-request-id"))
             return resp
+
+
+def tell(compute, ctxt, event, server_ids, volume_id):
+    """Send ``event`` (``volume-extended`` or ``volume-reimaged``) about
+    ``volume_id`` to Nova for ``server_ids`` through ``compute`` (an
+    :class:`API`, or None), logging instead of raising: the volume has
+    changed whatever Nova answers, and Nova's failure is its own."""
+    if not server_ids:
+        return
+    if compute is None or not compute.configured:
+        LOG.warning("Volume %s: %s for %s not sent, there is no Nova to "
+                    "tell ([nova] endpoint)", volume_id, event,
+                    ", ".join(server_ids))
+        return
+    send = {"volume-extended": compute.extend_volume,
+            "volume-reimaged": compute.reimage_volume}[event]
+    try:
+        send(ctxt, server_ids, volume_id)
+    except exception.ComputeAPIUnavailable as exc:
+        LOG.error("Could not tell Nova %s of volume %s: %s", event,
+                  volume_id, exc.format_message())

@@ -20,6 +20,7 @@ grows in place, as upstream's ``VolumeManager.extend_volume``:
 import logging
 
 from minicinder import exception
+from minicinder.compute import nova
 from minicinder.db import attachment_reads
 from minicinder.volume import locks
 from ministack.trace import profiler as trace_profiler
@@ -109,20 +110,8 @@ class VolumeExtender:
         return True
 
     def _tell_nova(self, ctx, volume_id):
-        """``volume-extended`` for each server using the volume (errors
-        are logged: the volume has grown whatever Nova answers)."""
-        servers = self.manager.database.read_rows(
-            attachment_reads.attached_instances, volume_id)
-        if not servers:
-            return
-        compute = self.manager.compute
-        if compute is None or not compute.configured:
-            LOG.warning("Volume %s grew while attached to %s, but there is "
-                        "no Nova to tell ([nova] endpoint)", volume_id,
-                        ", ".join(servers))
-            return
-        try:
-            compute.extend_volume(ctx, servers, volume_id)
-        except exception.ComputeAPIUnavailable as exc:
-            LOG.error("Could not tell Nova that volume %s was extended: %s",
-                      volume_id, exc.format_message())
+        """``volume-extended`` for each server using the volume."""
+        nova.tell(self.manager.compute, ctx, "volume-extended",
+                  self.manager.database.read_rows(
+                      attachment_reads.attached_instances, volume_id),
+                  volume_id)

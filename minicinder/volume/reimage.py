@@ -25,6 +25,7 @@ fails when its wait times out.
 import logging
 
 from minicinder import exception
+from minicinder.compute import nova
 from minicinder.db import api as db
 from minicinder.db import attachment_reads
 from minicinder.db import metadata as metadata_db
@@ -119,20 +120,8 @@ class VolumeReimager:
         return True
 
     def _tell_nova(self, ctx, volume_id):
-        """``volume-reimaged`` for the server holding the volume (errors
-        are logged: the volume is re-imaged whatever Nova answers)."""
+        """``volume-reimaged`` for the server holding the volume."""
         servers = [s for s in self.database.read_rows(
             attachment_reads.attachment_instances, volume_id) if s]
-        compute = self.manager.compute
-        if not servers:
-            return
-        if compute is None or not compute.configured:
-            LOG.warning("Volume %s was re-imaged for %s, but there is no "
-                        "Nova to tell ([nova] endpoint)", volume_id,
-                        ", ".join(servers))
-            return
-        try:
-            compute.reimage_volume(ctx, servers, volume_id)
-        except exception.ComputeAPIUnavailable as exc:
-            LOG.error("Could not tell Nova that volume %s was re-imaged: "
-                      "%s", volume_id, exc.format_message())
+        nova.tell(self.manager.compute, ctx, "volume-reimaged", servers,
+                  volume_id)

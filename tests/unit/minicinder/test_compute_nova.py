@@ -171,3 +171,43 @@ def test_reimage_volume_sends_volume_reimaged_at_2_93():
     assert body == {"events": [{"name": "volume-reimaged",
                                 "server_uuid": SERVER, "tag": VOLUME}]}
     assert headers["OpenStack-API-Version"] == "compute 2.93"
+
+
+class _Nova:
+    """An adapter that records what it is asked to send, or fails."""
+
+    def __init__(self, configured=True, error=None):
+        self.configured = configured
+        self.error = error
+        self.sent = []
+
+    def _send(self, name):
+        def send(ctxt, server_ids, volume_id):
+            if self.error:
+                raise self.error
+            self.sent.append((name, tuple(server_ids), volume_id))
+        return send
+
+    @property
+    def extend_volume(self):
+        return self._send("volume-extended")
+
+    @property
+    def reimage_volume(self):
+        return self._send("volume-reimaged")
+
+
+@pytest.mark.parametrize("event", ["volume-extended", "volume-reimaged"])
+def test_tell_sends_the_event_and_logs_what_it_cannot(event, caplog):
+    compute = _Nova()
+    nova.tell(compute, None, event, [SERVER], VOLUME)
+    assert compute.sent == [(event, (SERVER,), VOLUME)]
+    nova.tell(compute, None, event, [], VOLUME)
+    assert len(compute.sent) == 1
+    nova.tell(None, None, event, [SERVER], VOLUME)
+    nova.tell(_Nova(configured=False), None, event, [SERVER], VOLUME)
+    assert caplog.text.count("there is no Nova to tell") == 2
+    failing = _Nova(error=exception.ComputeAPIUnavailable(reason="down"))
+    nova.tell(failing, None, event, [SERVER], VOLUME)
+    assert "Could not tell Nova %s of volume %s" % (event, VOLUME) in \
+        caplog.text
