@@ -1,4 +1,4 @@
-"""A read-only Glance v2 subset: the registered guest images.
+"""A Glance v2 subset: the registered guest images and uploaded ones.
 
 ``openstack server create --image NAME`` resolves the name through the
 ``image`` service of the catalog (``GET /v2/images/NAME`` -> 404, then
@@ -6,12 +6,18 @@
 serves the discovery document, the list (``name``, ``id=in:``, ``limit``,
 ``marker`` filters) and one image, in Glance v2's shapes. The images are
 those devstack registers (``ministack.images``), and the snapshots a
-shelve makes, private to their server's project; upload is not
-supported.
+shelve makes, private to their server's project.
+
+It also creates, uploads, downloads and deletes images as Glance v2 does
+(``POST /v2/images`` -> 201 ``queued``; ``PUT /v2/images/{id}/file`` ->
+204, ``active`` with ``size``, ``checksum`` and ``os_hash_value``; ``GET
+.../file``; ``DELETE`` -> 204), which ``openstack image create --file``
+and ``openstack image delete`` use (:mod:`miniapi.image_writes`).
 
 The miniapi daemon serves it on its own port (``[api]
 image_listen_port``, Glance's 9292) behind the same ContextMiddleware as
-the compute API: images are public, any authenticated caller sees them.
+the compute API: a caller sees the public images and its project's own
+(``ministack.images.visible_to``), an admin every image.
 """
 
 import flask
@@ -52,16 +58,20 @@ def _view(image):
     image_id = image["id"]
     return {
         "id": image_id, "name": image.get("name"),
-        "status": "active", "visibility": image.get("visibility", "public"),
-        "protected": False, "os_hidden": False,
-        "owner": image.get("owner"), "tags": [],
-        "container_format": "bare",
+        "status": image.get("status", "active"),
+        "visibility": image.get("visibility", "public"),
+        "protected": image.get("protected", False),
+        "os_hidden": image.get("os_hidden", False),
+        "owner": image.get("owner"), "tags": image.get("tags", []),
+        "container_format": image.get("container_format", "bare"),
         "disk_format": image.get("disk_format", "qcow2"),
         "size": image.get("size"),
         "virtual_size": image.get("virtual_size"),
         "min_disk": image.get("min_disk", 0),
         "min_ram": image.get("min_ram", 0),
         "checksum": image.get("checksum"),
+        "os_hash_algo": image.get("os_hash_algo"),
+        "os_hash_value": image.get("os_hash_value"),
         "created_at": image.get("created_at"),
         "updated_at": image.get("updated_at", image.get("created_at")),
         "self": "/v2/images/%s" % image_id,
@@ -69,6 +79,9 @@ def _view(image):
         "schema": "/v2/schemas/image",
         # A shelve's snapshot: Glance shows its properties at top level.
         **{key: image[key] for key in _SNAPSHOT_PROPERTIES if key in image},
+        # A client's extra properties (kept apart from the registry's own
+        # keys, which name files on this machine).
+        **image.get("properties", {}),
     }
 
 
@@ -118,13 +131,18 @@ def index():
                           "first": "/v2/images"})
 
 
-@bp.get("/v2/images/<image_id>")
-def show(image_id):
+def visible_image(image_id):
+    """The image ``image_id`` if this caller may see it, else 404."""
     for image in _visible():
         if image.get("id") == image_id:
-            return flask.jsonify(_view(image))
+            return image
     raise exception.NotFound(
         message="No image found with ID %s" % image_id)
+
+
+@bp.get("/v2/images/<image_id>")
+def show(image_id):
+    return flask.jsonify(_view(visible_image(image_id)))
 
 
 def _domain_error(exc):
@@ -136,7 +154,8 @@ def _http_error(exc):
 
 
 def create_app(image_dir, auth_strategy="noauth", conf=None,
-               max_request_body_size=None):
+               max_request_body_size=None,
+               image_size_cap=None):
     """The image WSGI app (wrapped in the context middleware).
 
     :param conf: the daemon's ConfigOpts; ``keystone`` validates tokens
@@ -144,9 +163,17 @@ def create_app(image_dir, auth_strategy="noauth", conf=None,
     :param max_request_body_size: ``[oslo_middleware]
         max_request_body_size``; oslo.middleware's default when None. The
         API reads no body, but refuses a large one as glance's pipeline
-        does (413) rather than letting it be received for nothing.
+        does (413) rather than letting it be received for nothing; an
+        image's data (``PUT .../file``) is limited by ``image_size_cap``
+        instead (Glance's option, 1 TiB by default), as Glance limits it.
     """
-    return side_app.build("miniapi.image", bp, _domain_error, _http_error,
-                          auth_strategy=auth_strategy, conf=conf,
-                          max_request_body_size=max_request_body_size,
-                          config={"IMAGE_DIR": image_dir})
+    def build(limit):
+        return side_app.build("miniapi.image", bp, _domain_error,
+                              _http_error, auth_strategy=auth_strategy,
+                              conf=conf, max_request_body_size=limit,
+                              config={"IMAGE_DIR": image_dir})
+
+    from miniapi import image_writes
+    return image_writes.DataDispatcher(
+        build(max_request_body_size),
+        build(image_size_cap or image_writes.IMAGE_SIZE_CAP))

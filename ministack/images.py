@@ -75,7 +75,8 @@ def list_images(root=DEFAULT_ROOT):
         record = _load(image_dir)
         if record is not None:
             images.append(record)
-    return sorted(images, key=lambda r: (r.get("name", ""), r.get("id", "")))
+    return sorted(images, key=lambda r: (r.get("name") or "",
+                                         r.get("id") or ""))
 
 
 def visible_to(record, project_id, is_admin=False):

@@ -17,8 +17,11 @@
   conductor leaves it. An image-backed server whose snapshot is gone
   goes to ERROR, as upstream's ``UnshelveException``.
 
-ministack has no Glance: the snapshot image lives in the image registry
-(``ministack.images``); the host writes its files, the API only names it.
+The snapshot goes through the image service's own steps, as nova's
+through Glance: the API creates the ``queued`` record
+(``ministack.image_store.create``, what ``POST /v2/images`` does), the
+host uploads the guest's disk into it (``active``), and an unshelve or
+the server's delete deletes it.
 """
 
 import json
@@ -36,6 +39,7 @@ from minicompute import vm_states
 from minicompute.db import api as db_api
 from ministack import db
 from ministack import exception as ms_exception
+from ministack import image_store
 from ministack import images as image_registry
 
 LOG = logging.getLogger(__name__)
@@ -102,19 +106,32 @@ class ShelveOperations:
         checks.check_host_up(ctxt, instance, self.down_time)
         volume_backed = not instance.image_ref or \
             self._root_volume(ctxt, instance) is not None
-        image = None if volume_backed else \
-            self._snapshot_record(ctxt, instance)
-        instance = self._set_task(ctxt, instance, "shelve",
-                                  vm_states.ALLOW_SHELVE,
-                                  task_states.SHELVING)
+        image = None if volume_backed else image_store.create(
+            self._snapshot_record(ctxt, instance), self._images_root())
         if volume_backed:
             def cast(inst):
                 self.compute_rpcapi.shelve_offload_instance(ctxt, inst)
         else:
             def cast(inst):
                 self.compute_rpcapi.shelve_instance(ctxt, inst, image)
-        self._cast(ctxt, instance, instance_actions.SHELVE, cast,
-                   {"task_state": None})
+        try:
+            instance = self._set_task(ctxt, instance, "shelve",
+                                      vm_states.ALLOW_SHELVE,
+                                      task_states.SHELVING)
+            self._cast(ctxt, instance, instance_actions.SHELVE, cast,
+                       {"task_state": None})
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                if image is not None:
+                    self._delete_image(image["id"])
+
+    def _delete_image(self, image_id):
+        try:
+            image_store.delete(image_id, self._images_root())
+        except image_registry.ImageNotFound:
+            pass
+        except OSError:
+            LOG.exception("Could not delete snapshot image %s", image_id)
 
     def _snapshot_record(self, ctxt, instance):
         """The snapshot image's record, as nova's ``create_image`` makes
@@ -128,6 +145,7 @@ class ShelveOperations:
         record.update({
             "id": str(uuidlib.uuid4()),
             "name": "%s-shelved" % instance.display_name,
+            "image_type": image_registry.SNAPSHOT,
             "instance_uuid": instance.uuid, "owner": instance.project_id,
             "user_id": instance.user_id, "visibility": "private",
             "base_image_ref": instance.image_ref,
@@ -207,8 +225,9 @@ class ShelveOperations:
                        "source_type": "volume",
                        "uuid": root.volume_id if root else None}
             return self.boot_image(ctxt, instance.image_ref, [mapping])
-        snapshots = image_registry.snapshots_of(instance.uuid,
-                                                self._images_root())
+        snapshots = [s for s in image_registry.snapshots_of(
+            instance.uuid, self._images_root())
+            if s.get("status", image_store.ACTIVE) == image_store.ACTIVE]
         if snapshots:
             return max(snapshots, key=lambda s: s.get("created_at") or "")
         db_api.action_start(ctxt, instance.uuid, instance_actions.UNSHELVE)
@@ -230,9 +249,4 @@ class ShelveOperations:
             return
         for snapshot in image_registry.snapshots_of(instance.uuid,
                                                     self._images_root()):
-            try:
-                image_registry.delete_snapshot(snapshot["id"],
-                                               self._images_root())
-            except OSError:
-                LOG.exception("Could not delete snapshot image %s of "
-                              "server %s", snapshot["id"], instance.uuid)
+            self._delete_image(snapshot["id"])

@@ -71,9 +71,10 @@ class ComputeDriver:
         raise NotImplementedError()
 
     def snapshot(self, ctxt, instance, record, images_root):
-        """Register the powered-off guest's root disk, kernel and ramdisk
-        as a snapshot image ``record`` (``id``, ``name``, properties)
-        under ``images_root`` (``ministack.images.register_snapshot``).
+        """Upload the powered-off guest's root disk, kernel and ramdisk
+        into the ``queued`` snapshot image ``record`` (``id``, ``name``,
+        properties) the API created under ``images_root``
+        (``ministack.image_store.upload_files``).
 
         :returns: the registered image record.
         """

@@ -14,7 +14,7 @@ import threading
 from minicompute import exception
 from minicompute import power_state
 from minicompute.virt import driver
-from ministack import images
+from ministack import image_store
 
 FAKE_RESOURCES = {
     "vcpus": 4, "memory_mb": 8192, "local_gb": 100,
@@ -75,7 +75,7 @@ class FakeDriver(driver.ComputeDriver):
         self.instances.pop(instance["uuid"], None)
 
     def snapshot(self, ctxt, instance, record, images_root):
-        """A snapshot image of empty files, registered for real."""
+        """Empty files uploaded for real into the snapshot image."""
         self.calls.append(("snapshot", instance["uuid"], record["id"]))
         self._get(instance)
         with tempfile.TemporaryDirectory() as scratch:
@@ -83,7 +83,8 @@ class FakeDriver(driver.ComputeDriver):
             for key in ("disk", "kernel", "initrd"):
                 files[key] = os.path.join(scratch, key)
                 open(files[key], "w").close()
-            return images.register_snapshot(record, files, root=images_root)
+            return image_store.upload_files(record["id"], files,
+                                            root=images_root)
 
     def power_off(self, instance, timeout=0):
         self._get(instance)["power"] = power_state.SHUTDOWN

@@ -183,9 +183,9 @@ class LibvirtDriver(pause_suspend.PauseSuspendMixin, driver.ComputeDriver):
                                             instance["uuid"]))
 
     def snapshot(self, ctxt, instance, record, images_root):
-        from ministack import images
+        from ministack import image_store
         inst_dir = self._instance_dir(instance)
-        return images.register_snapshot(record, {
+        return image_store.upload_files(record["id"], {
             key: os.path.join(inst_dir, name) for key, name in (
                 ("disk", instance_files.DISK),
                 ("kernel", instance_files.KERNEL),

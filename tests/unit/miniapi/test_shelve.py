@@ -7,6 +7,7 @@ import pytest
 
 from minicompute.db import api as db_api
 from ministack import context
+from ministack import image_store
 from ministack import images
 from tests.unit.miniapi.conftest import HOST
 from tests.unit.miniapi.conftest import HOST2
@@ -50,7 +51,7 @@ def _offloaded(server_id):
 
 def test_shelve_image_backed_casts_with_its_snapshot_record(api,
                                                             make_server,
-                                                            compute):
+                                                            compute, conf):
     server_id = make_server(token="u1:p1")
     assert _action(api, server_id, {"shelve": None},
                    token="u1:p1")[:2] == (202, None)
@@ -59,6 +60,10 @@ def test_shelve_image_backed_casts_with_its_snapshot_record(api,
     assert image["name"] == "vm1-shelved"
     assert (image["instance_uuid"], image["owner"]) == (server_id, "p1")
     assert image["visibility"] == "private"
+    # The API created the record, queued for the host's upload.
+    [record] = images.snapshots_of(server_id, conf.api.image_dir)
+    assert (record["id"], record["status"]) == (image["id"], "queued")
+    assert record["image_type"] == "snapshot"
     assert _server(server_id).task_state == "shelving"
     actions = db_api.action_get_all(ADMIN, server_id)
     assert actions[0].action == "shelve"
@@ -81,13 +86,15 @@ def test_shelve_from_other_allowed_states(api, make_server, compute,
     assert _action(api, server_id, {"shelve": None})[0] == 202
 
 
-def test_shelve_refusals(api, make_server, compute):
+def test_shelve_refusals(api, make_server, compute, conf):
     server_id = make_server()
     assert _action(api, server_id, {"shelve": {"x": 1}})[0] == 400
     assert _action(api, server_id, {"shelve": None})[0] == 202
     code, body, _ = _action(api, server_id, {"shelve": None})
     assert code == 409
     assert "task_state shelving" in body["conflictingRequest"]["message"]
+    # The refused shelve's image record was not left behind.
+    assert len(images.snapshots_of(server_id, conf.api.image_dir)) == 1
     _set(server_id, vm_state="shelved", task_state=None)
     code, body, _ = _action(api, server_id, {"shelve": None})
     assert code == 409
@@ -142,9 +149,13 @@ def test_unshelve_offloaded_image_backed_boots_its_snapshot(
 
 
 def test_unshelve_offloaded_without_its_snapshot_is_an_error(
-        api, make_server, compute):
+        api, make_server, compute, conf):
     server_id = make_server()
     _offloaded(server_id)
+    # A snapshot whose upload never finished is not one to boot.
+    image_store.create({"id": "6d9b7c0e-3c1b-4b7e-9d59-0f3c1c2a4b10",
+                        "image_type": "snapshot",
+                        "instance_uuid": server_id}, conf.api.image_dir)
     assert _action(api, server_id, {"unshelve": None})[0] == 202
     row = _server(server_id)
     assert row.vm_state == "error"

@@ -13,6 +13,7 @@ import pytest
 
 from minicompute import exception
 from minicompute.db import api as db_api
+from ministack import image_store
 from ministack import images
 from tests.unit.minicompute import test_server_volumes as bfv
 
@@ -59,11 +60,14 @@ def _parked(ctxt, volume_api, inst_uuid, volumes):
         assert bdm.attachment_id == att and bdm.connection_info is None
 
 
-def _snapshot_record(inst):
-    return {"id": "0b5c3f3e-8f7a-4c47-a3b1-6f0c1d4e5a01",
-            "name": "%s-shelved" % inst.display_name,
-            "instance_uuid": inst.uuid, "owner": "p1",
-            "cmdline": "console=ttyS0", "created_at": "2026-12-07T18:00:00Z"}
+def _snapshot_record(inst, conf):
+    """The queued snapshot image, created as the API creates it."""
+    return image_store.create(
+        {"id": "0b5c3f3e-8f7a-4c47-a3b1-6f0c1d4e5a01",
+         "name": "%s-shelved" % inst.display_name, "image_type": "snapshot",
+         "instance_uuid": inst.uuid, "owner": "p1",
+         "cmdline": "console=ttyS0", "created_at": "2026-12-07T18:00:00Z"},
+        _images_root(conf))
 
 
 def _state(ctxt, inst):
@@ -103,13 +107,17 @@ def test_offload_parks_volumes_and_unshelve_connects_them(ctxt, stack):
 def test_image_backed_shelve_snapshots_then_offloads(ctxt, stack, conf):
     _, client, driver, volume_api = stack
     inst, volumes = _server(ctxt, stack, volume_backed=False)
-    record = _snapshot_record(inst)
+    record = _snapshot_record(inst, conf)
     client.shelve_instance(ctxt, db_api.to_dict(inst), image=record)
     assert _state(ctxt, inst) == ("shelved_offloaded", None, None)
     [snapshot] = images.snapshots_of(inst.uuid, _images_root(conf))
     assert snapshot["id"] == record["id"]
     assert snapshot["image_type"] == "snapshot"
     assert snapshot["name"] == "bfv-shelved"
+    # Uploaded by the host: active, with its data's size and checksum.
+    assert (snapshot["status"], snapshot["size"]) == ("active", 0)
+    assert snapshot["checksum"] == "d41d8cd98f00b204e9800998ecf8427e"
+    assert os.path.isfile(snapshot["kernel"])
     _parked(ctxt, volume_api, inst.uuid, volumes)
     db_api.instance_update(ctxt, inst.uuid, {"host": "h1"})
     client.unshelve_instance(ctxt, db_api.to_dict(
@@ -127,7 +135,7 @@ def test_shelve_without_offload_keeps_the_guest(ctxt, stack, conf):
     inst, volumes = _server(ctxt, stack, volume_backed=False)
     attachments = set(volume_api.attachment_ids())
     client.shelve_instance(ctxt, db_api.to_dict(inst),
-                           image=_snapshot_record(inst))
+                           image=_snapshot_record(inst, conf))
     assert _state(ctxt, inst) == ("shelved", None, "h1")
     assert driver.get_power_state(db_api.to_dict(inst)) == 4  # shutdown
     assert set(volume_api.attachment_ids()) == attachments
@@ -166,7 +174,7 @@ def test_failed_snapshot_leaves_the_server_stopped(ctxt, stack, conf,
         raise exception.InstanceNotFound(instance_id=inst.uuid)
     monkeypatch.setattr(driver, "snapshot", broken)
     client.shelve_instance(ctxt, db_api.to_dict(inst),   # not raised
-                           image=_snapshot_record(inst))
+                           image=_snapshot_record(inst, conf))
     assert _state(ctxt, inst) == ("stopped", None, "h1")
     assert images.snapshots_of(inst.uuid, _images_root(conf)) == []
     assert volume_api.status(volumes[0]) == "in-use"
