@@ -173,7 +173,11 @@ def create_app(image_dir, auth_strategy="noauth", conf=None,
                               conf=conf, max_request_body_size=limit,
                               config={"IMAGE_DIR": image_dir})
 
-    from miniapi import image_writes
     return image_writes.DataDispatcher(
         build(max_request_body_size),
         build(image_size_cap or image_writes.IMAGE_SIZE_CAP))
+
+
+# The writes' routes are on this blueprint too: importing them here makes
+# the blueprint whole wherever it is used.
+from miniapi import image_writes  # noqa: E402

@@ -22,6 +22,7 @@ Usage (as root, after devstack/stack.sh)::
     /opt/stack/venv/bin/python tools/journey.py --host compute2   # 2nd host
     /opt/stack/venv/bin/python tools/journey.py --extend   # + extend
     /opt/stack/venv/bin/python tools/journey.py --boot-from-volume
+    /opt/stack/venv/bin/python tools/journey.py --shelve
 
 With ``--extend`` the attached volume also grows by 1 GiB before the
 detach (Cinder 3.42's extend of an in-use volume, asked at 3.71): every
@@ -34,6 +35,14 @@ the attach (journey_boot_from_volume.py): a bootable volume made from the
 image, a server booted from it (the reservation before the cast, the
 connect at spawn, vda on the LUN), every ledger before and after, the
 boot's hops, then the server deleted and the volume kept.
+
+With ``--shelve`` the journey is a shelve instead of the attach
+(journey_shelve.py): a server with a volume attached is shelved and
+offloaded (the snapshot image created, then uploaded; the volume parked:
+``reserved``, its attachment with no connector, no export), a second
+volume is attached while it has no host (completed with no connector),
+then it is unshelved with both; every ledger after each phase, then
+the server and the volumes deleted.
 
 With ``--host HOST`` (a lab of more than one compute host) the journey
 walks on the demo server of that host, ``demo-HOST``: the admin boots it
@@ -68,6 +77,7 @@ from journey_lab import nova_db_url  # noqa: F401
 from journey_lab import say  # noqa: F401
 from journey_lab import sql_command  # noqa: F401
 from journey_lab import wait  # noqa: F401
+import journey_shelve
 import journey_trace
 
 DEMO_SERVER = "demo"
@@ -292,6 +302,10 @@ def main(argv=None):
                         help="instead of the attach, boot a server from a "
                              "volume made from the image, show every "
                              "ledger, then delete it (the volume kept)")
+    parser.add_argument("--shelve", action="store_true",
+                        help="instead of the attach, shelve a server with "
+                             "a volume, attach another while offloaded, "
+                             "unshelve, every ledger per phase")
     args = parser.parse_args(argv)
     cloud = (Cloud.noauth() if args.noauth
              else Cloud.from_clouds_yaml(args.cloud))
@@ -302,6 +316,15 @@ def main(argv=None):
             cloud, lambda server_id: Ledgers.of_server(nova_db_url(),
                                                        server_id),
             show_ledgers, args.image, args.flavor, _tracing(args))
+        _complete(start)
+        return 0
+    if args.shelve:
+        heading("The shelve journey")
+        start = time.monotonic()
+        journey_shelve.walk(
+            cloud, lambda server_id: Ledgers.of_server(nova_db_url(),
+                                                       server_id),
+            args.image, args.flavor)
         _complete(start)
         return 0
     name, creator = args.server or DEMO_SERVER, None

@@ -30,14 +30,27 @@ def _visible():
     return images.list_images(common.context(), _image_dir())
 
 
+#: nova's image view: Glance's status as the proxy shows it, and progress.
+_STATUS = {"queued": ("SAVING", 25), "saving": ("SAVING", 50),
+           "active": ("ACTIVE", 100)}
+#: The properties a server's snapshot carries, shown as its metadata.
+_PROPERTIES = ("instance_uuid", "image_type", "user_id", "base_image_ref")
+
+
 def _view(image, detail):
     body = {"id": image["id"], "name": image.get("name"),
             "links": common.resource_links("images", image["id"])}
     if detail:
-        body.update({"status": "ACTIVE", "progress": 100,
+        status, progress = _STATUS.get(image.get("status", "active"),
+                                       ("ERROR", 0))
+        metadata = dict(image.get("properties", {}))
+        metadata.update({key: image[key] for key in _PROPERTIES
+                         if key in image})
+        body.update({"status": status, "progress": progress,
                      "minDisk": image.get("min_disk", 0),
                      "minRam": image.get("min_ram", 0),
-                     "metadata": {}, "created": image.get("created_at"),
+                     "metadata": metadata,
+                     "created": image.get("created_at"),
                      "updated": image.get("updated_at"),
                      "OS-EXT-IMG-SIZE:size": image.get("size")})
     return body

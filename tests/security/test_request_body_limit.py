@@ -54,7 +54,7 @@ def test_request_body_limit_on_every_service(conf, demo_session):
         (compute, '{"server": {"name": "%s"}}', 400, token, fault),
         (volume, '{"volume": {"size": 1, "name": "%s"}}', 400, token,
          fault),
-        (image, '{"name": "%s"}', 405, token, fault),
+        (image, '{"name": "%s"}', 400, token, fault),
         (identity, '{"auth": {"identity": {"methods": ["password"], '
                    '"password": {"user": {"name": "%s", "password": "x", '
                    '"domain": {"name": "Default"}}}}}}', 401, {}, keystone),

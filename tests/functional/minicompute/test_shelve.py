@@ -99,6 +99,9 @@ def test_shelve_offload_unshelve_with_an_attached_volume(stack, volumes):
         _check_parked(stack, sid, [vid])
         [snapshot] = _snapshots(stack, sid)
         assert snapshot["name"].endswith("-shelved")
+        # Created queued by the API, uploaded by the host.
+        assert snapshot["status"] == "active" and snapshot["size"] > 0
+        assert len(snapshot["os_hash_value"]) == 128
 
         # Attached while offloaded: in-use at once, exported nowhere, no
         # device until the unshelve names it.
