@@ -74,8 +74,9 @@ upstream tempest find a network endpoint in the catalog.
 """),
     cfg.PortOpt("image_listen_port", default=0,
                 help="""
-TCP port of the read-only image API (Glance v2 subset listing the
-registered guest images) this daemon serves next to the compute API;
+TCP port of the image API (a Glance v2 subset: the registered guest
+images, and the create, upload, download and delete of images) this
+daemon serves next to the compute API;
 ``0`` (the default) disables it; devstack uses Glance's 9292.
 
 Related options:

@@ -9,7 +9,7 @@ prints before exiting 1.
 One daemon serves two small APIs, each on its own port as upstream:
 
 * the compute API (``[api] listen_port``, 8774), in the main thread;
-* the read-only image API (``[api] image_listen_port``, 9292) unless 0;
+* the image API (``[api] image_listen_port``, 9292) unless 0;
 * the network API that reports no networks (``[api]
   network_listen_port``, 9696) unless 0.
 
