@@ -42,10 +42,25 @@ Possible values:
   has no host (``SHELVED_OFFLOADED``).
 * -1: never offload: the guest stays defined, powered off (``SHELVED``);
   an admin may offload it with ``shelveOffload``.
-* a positive number: as -1 here; ministack has no periodic task that
-  offloads shelved servers after that many seconds.
+* a positive number: the server stays ``SHELVED`` and the host offloads
+  it once it has been shelved that many seconds (checked every
+  ``shelved_poll_interval`` seconds).
 
 A volume-backed server is always offloaded at once, whatever the value.
+
+Related options:
+
+* shelved_poll_interval
+"""),
+    cfg.IntOpt("shelved_poll_interval", default=3600,
+               help="""
+Seconds between the host's checks for shelved servers to offload (nova's
+``_poll_shelved_instances``), when ``shelved_offload_time`` is positive.
+0 or a negative number: never check.
+
+Related options:
+
+* shelved_offload_time
 """),
 ]
 

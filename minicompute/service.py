@@ -31,6 +31,7 @@ from minicompute import reconcile
 from minicompute import resource_tracker
 from minicompute import rpcapi
 from minicompute import shelve
+from minicompute import shelved_offload
 from minicompute.db import api as db_api
 from minicompute.faults import endpoint as fault_endpoint
 from minicompute.faults import points as fault_points
@@ -64,9 +65,12 @@ class ComputeService:
         self.resource_tracker = resource_tracker.ResourceTracker(conf,
                                                                  driver)
         target = messaging.Target(topic=rpcapi.RPC_TOPIC, server=conf.host)
+        shelving = shelve.ShelveEndpoint(self.manager)
+        self.shelved_offloader = shelved_offload.ShelvedOffloader(
+            conf, conf.host, shelving.shelve_offload_instance)
         self.server = rpc.get_server(transport, target, [
             self.manager, fault_endpoint.FaultEndpoint(self.faults),
-            shelve.ShelveEndpoint(self.manager),
+            shelving,
             pause_suspend.PauseSuspendEndpoint(conf.host, driver,
                                                self.manager.load_instance)])
         self._heartbeat_thread = None
@@ -113,6 +117,19 @@ class ComputeService:
         while not self._stop.wait(self.conf.compute.reconcile_interval):
             self.reconcile()
 
+    def offload_shelved(self):
+        """One poll for shelved servers to offload; failures are logged,
+        never fatal."""
+        try:
+            return self.shelved_offloader.run()
+        except Exception:
+            LOG.exception("Polling shelved servers failed")
+            return []
+
+    def _shelved_loop(self):
+        while not self._stop.wait(self.conf.shelved_poll_interval):
+            self.offload_shelved()
+
     def start(self, stop_event=None):
         self.driver.init_host(self.conf.host)
         # Before the server listens: whatever is still "running" on this
@@ -143,6 +160,10 @@ class ComputeService:
             self._reconcile_thread = threading.Thread(
                 target=self._reconcile_loop, name="reconciler", daemon=True)
             self._reconcile_thread.start()
+        if self.conf.shelved_offload_time > 0 and \
+                self.conf.shelved_poll_interval > 0:
+            threading.Thread(target=self._shelved_loop,
+                             name="shelved-offload", daemon=True).start()
         LOG.info("minicompute serving topic %s as host %s",
                  rpcapi.RPC_TOPIC, self.conf.host)
 

@@ -46,7 +46,8 @@ class Lab:
         self.cloud = base.Cloud(conf, demo_compute, demo_volumes,
                                 admin_compute, admin_volumes)
         self.pools = {"volume": [], "server": [], "attachment": [],
-                      "type": [], "type_name": [], "flavor": []}
+                      "type": [], "type_name": [], "flavor": [],
+                      "image": []}
         self.unknown = []      # (key, id) a create made that we cannot delete
         self.quota_targets = []   # projects (URL-quoted) given quotas
         self.images = []       # ids and names of the registered images
@@ -192,6 +193,12 @@ class Lab:
             return
         if not isinstance(payload, dict):
             return
+        if route.group == "image" and payload.get("id") and \
+                payload.get("schema") == "/v2/schemas/image":
+            # Glance answers a create with the image, not wrapped.
+            if payload["id"] not in self.pools["image"]:
+                self.pools["image"].append(payload["id"])
+            return
         for key, item in payload.items():
             if not isinstance(item, dict) or not item.get("id") or \
                     key in _DEPENDENT:
@@ -241,6 +248,8 @@ class Lab:
             attempt("quotas of %s" % target, self.admin_volumes.request,
                     "DELETE", "/os-quota-sets/%s" % target, None,
                     (200, 202, 204, 404))
+        for image_id in self.pool("image"):
+            attempt("image %s" % image_id, self._delete_image, image_id)
         for flavor_id in set(self.pool("flavor")) | set(
                 f["id"] for f in self._flavors()):
             attempt("flavor %s" % flavor_id, self.admin_compute.request,
@@ -273,6 +282,17 @@ class Lab:
             return []
         return [f for f in body["flavors"] if (f.get("name") or "")
                 .startswith(PREFIX)]
+
+    def _image(self, method, image_id):
+        return requests.request(
+            method, self.roots["image"] + "v2/images/%s" % image_id,
+            headers={"X-Auth-Token": self.admin.token},
+            timeout=60).status_code
+
+    def _delete_image(self, image_id):
+        code = self._image("DELETE", image_id)
+        if code not in (204, 404):
+            raise RuntimeError("DELETE of image %s: %s" % (image_id, code))
 
     def _delete_attachment(self, attachment_id):
         self.admin_volumes.request(
@@ -318,6 +338,8 @@ class Lab:
             if self.admin_volumes.request("GET", "/volumes/%s"
                                           % volume_id)[0] != 404:
                 left.append("volume %s" % volume_id)
+        left += ["image %s" % i for i in self.pool("image")
+                 if self._image("GET", i) != 404]
         left += ["server %s" % s["id"] for s in self._servers()]
         left += ["volume %s" % v["id"] for v in self._volumes()]
         left += ["volume type %s" % t["id"] for t in self._types()]
