@@ -169,10 +169,12 @@ class BlockDeviceOperations:
         if not is_volume_backed(mappings):
             ref = image_ref or (boot["uuid"] if boot else None)
             try:
-                return images.find_image(ctxt, ref, self.image_dir)
+                image = images.find_image(ctxt, ref, self.image_dir)
             except exception.ImageNotFound:
                 raise ms_exception.Invalid(
                     message="Can not find requested image") from None
+            images.check_active(image)
+            return image
         if boot["source_type"] == "blank":
             # An empty root volume: the kernel still comes from imageRef.
             ref = image_ref

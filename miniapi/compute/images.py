@@ -6,6 +6,7 @@ image id or its name, as ``openstack server create --image`` allows.
 """
 
 from minicompute import exception
+from ministack import exception as ms_exception
 from ministack.images import visible_to
 
 
@@ -29,6 +30,17 @@ def list_images(context, image_dir=None):
         else images.list_images()
     return [i for i in (_as_dict(f) for f in found)
             if visible_to(i, context.project_id, context.is_admin)]
+
+
+def check_active(image):
+    """An image a server boots or rebuilds from must be ``active`` (one
+    created but not uploaded is not), as nova's ``ImageNotActive``.
+
+    :raises Invalid: 400 "Image X is not active."
+    """
+    if image.get("status", "active") != "active":
+        raise ms_exception.Invalid(
+            message="Image %s is not active." % image.get("id"))
 
 
 def find_image(context, ref, image_dir=None):

@@ -79,6 +79,7 @@ class RebuildOperations:
         except exception.ImageNotFound:
             raise ms_exception.Invalid(
                 message="Cannot find image for rebuild") from None
+        images.check_active(image)
         bdms = [b for b in db_api.bdm_get_all_by_instance(ctxt,
                                                           instance.uuid)
                 if b.volume_id and b.destination_type == "volume"]
