@@ -29,6 +29,7 @@ from miniapi.image_api import visible_image
 from ministack import exception
 from ministack import image_store
 from ministack import images
+from ministack import json_text
 from ministack import wsgi
 
 #: Glance's ``[DEFAULT] image_size_cap`` default: 1 TiB.
@@ -76,18 +77,24 @@ def _check_string(key, value, nullable=True):
         return
     if not isinstance(value, str) or len(value) > 255:
         raise _invalid("Provided object does not match schema 'image': "
-                       "%r is not valid for '%s'" % (value, key))
+                       "%s is not valid for %s" % (
+                           json_text.shown(value), json_text.shown(key)))
 
 
 def _record(body, ctxt):
     """The new image's record from a create body (400/403 as Glance)."""
     if not isinstance(body, dict):
         raise _invalid("Body expected in request.")
+    found = json_text.bad_text(body)
+    if found:
+        raise _invalid("Invalid value %s: %s" % (
+            json_text.shown(found[1]), found[2]))
     for key in body:
         if key in READ_ONLY:
             raise _forbidden("Attribute '%s' is read-only." % key)
         if key in RESERVED or key.startswith("os_glance"):
-            raise _forbidden("Attribute '%s' is reserved." % key)
+            raise _forbidden("Attribute %s is reserved." %
+                             json_text.shown(key))
     body = dict(body)
     image_id = body.pop("id", None)
     if image_id is None:
@@ -97,14 +104,14 @@ def _record(body, ctxt):
             image_id = str(uuid.UUID(str(image_id)))
         except ValueError:
             raise _invalid("Provided object does not match schema "
-                           "'image': %r is not a 'uuid'" % image_id) \
-                from None
+                           "'image': %s is not a 'uuid'" %
+                           json_text.shown(image_id)) from None
     record = {"id": image_id, "owner": ctxt.project_id,
               "visibility": body.pop("visibility", "shared"),
               "properties": {}}
     if record["visibility"] not in VISIBILITIES:
         raise _invalid("Invalid visibility value: %s" %
-                       record["visibility"])
+                       json_text.shown(record["visibility"]))
     if record["visibility"] == "public" and not ctxt.is_admin:
         raise _forbidden("You are not authorized to complete "
                          "publicize_image action.")
@@ -113,13 +120,14 @@ def _record(body, ctxt):
         _check_string("owner", owner)
         if owner != ctxt.project_id and not ctxt.is_admin:
             raise _forbidden("You are not permitted to create images "
-                             "owned by '%s'." % owner)
+                             "owned by %s." % json_text.shown(owner))
         record["owner"] = owner
     for key, allowed in (("disk_format", DISK_FORMATS),
                          ("container_format", CONTAINER_FORMATS)):
         value = body.pop(key, None)
         if value is not None and value not in allowed:
-            raise _invalid("Invalid value '%s' for '%s'" % (value, key))
+            raise _invalid("Invalid value %s for '%s'" % (
+                json_text.shown(value), key))
         record[key] = value
     record["name"] = body.pop("name", None)
     _check_string("name", record["name"])
@@ -127,16 +135,18 @@ def _record(body, ctxt):
         value = body.pop(key, 0)
         if not isinstance(value, int) or isinstance(value, bool) or \
                 value < 0 or value > 2 ** 31 - 1:
-            raise _invalid("Invalid value '%s' for '%s'" % (value, key))
+            raise _invalid("Invalid value %s for '%s'" % (
+                json_text.shown(value), key))
         record[key] = value
     for key in ("protected", "os_hidden"):
         value = body.pop(key, False)
         if not isinstance(value, bool):
-            raise _invalid("Invalid value '%s' for '%s'" % (value, key))
+            raise _invalid("Invalid value %s for '%s'" % (
+                json_text.shown(value), key))
         record[key] = value
     tags = body.pop("tags", [])
     if not isinstance(tags, list):
-        raise _invalid("Invalid value '%s' for 'tags'" % (tags,))
+        raise _invalid("Invalid value %s for 'tags'" % json_text.shown(tags))
     for tag in tags:
         _check_string("tags", tag, nullable=False)
     record["tags"] = sorted(set(tags))

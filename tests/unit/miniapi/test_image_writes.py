@@ -105,6 +105,8 @@ def test_visibility_and_ownership(client):
     ({"status": "active"}, 403), ({"size": 1}, 403),
     ({"checksum": "x"}, 403), ({"deleted": True}, 403),
     ({"os_glance_import_task": "x"}, 403), ({"owner": "p9"}, 403),
+    ({"name": "\ud800"}, 400), ({"x\u0000": "y"}, 400),
+    ({"min_disk": float("nan")}, 400), ({"min_disk": True}, 400),
 ])
 def test_bad_create_bodies(client, tmp_path, body, code):
     resp = client.post("/v2/images", data=json.dumps(body), headers=dict(
