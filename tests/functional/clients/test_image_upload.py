@@ -49,7 +49,7 @@ def test_image_create_save_and_delete(deployment, tmp_path):
     assert rc != 0
 
 
-def test_image_delete_of_an_image_not_seen_fails(deployment):
+def test_image_delete_of_the_public_guest_image_is_refused(deployment):
     """The lab's guest image is public: the demo user sees it but may not
     delete it (403), and it stays."""
     demo = deployment["demo"]
