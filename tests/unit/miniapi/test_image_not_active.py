@@ -30,3 +30,15 @@ def test_rebuild_to_a_queued_image_is_400(api, make_server, monkeypatch):
                                {"rebuild": {"imageRef": QUEUED}})
     assert status == 400, body
     assert "is not active" in body["badRequest"]["message"]
+
+
+def test_the_image_proxy_shows_a_queued_image_saving(api, monkeypatch):
+    _with_queued(monkeypatch)
+    status, body, _ = api.get("/v2.1/images/%s" % QUEUED, version="2.35")
+    assert status == 200, body
+    assert (body["image"]["status"], body["image"]["progress"]) == \
+        ("SAVING", 25)
+    status, body, _ = api.get("/v2.1/images/%s" % inprocess.IMAGE_ID,
+                              version="2.35")
+    assert (body["image"]["status"], body["image"]["progress"]) == \
+        ("ACTIVE", 100)
