@@ -17,6 +17,7 @@ A client's extra properties are stored apart from the registry's own
 keys (``kernel``, ``disk``...), which name files on this machine.
 """
 
+import json
 import re
 import uuid
 
@@ -85,7 +86,10 @@ def _record(body, ctxt):
     """The new image's record from a create body (400/403 as Glance)."""
     if not isinstance(body, dict):
         raise _invalid("Body expected in request.")
-    found = json_text.bad_text(body)
+    try:
+        found = json_text.bad_text(body)
+    except RecursionError:
+        raise _invalid("Malformed request body") from None
     if found:
         raise _invalid("Invalid value %s: %s" % (
             json_text.shown(found[1]), found[2]))
@@ -160,7 +164,11 @@ def _record(body, ctxt):
 @bp.post("/v2/images")
 def create():
     ctxt = wsgi.get_context(flask.request)
-    body = flask.request.get_json(silent=True)
+    raw = flask.request.get_data(cache=True)
+    try:
+        body = json.loads(raw) if raw else None
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise _invalid("Malformed request body") from None
     record = image_store.create(_record(body, ctxt), _image_dir())
     response = flask.jsonify(_view(record))
     response.status_code = 201

@@ -115,6 +115,16 @@ def test_bad_create_bodies(client, tmp_path, body, code):
     assert sorted(os.listdir(tmp_path)) == [PUBLIC]
 
 
+@pytest.mark.parametrize("raw", [b"[" * 5000 + b"]" * 5000, b"{", b"\xff",
+                                 b""])
+def test_undecodable_create_bodies_are_400(client, tmp_path, raw):
+    client = Client(image_api.create_app(str(tmp_path)))
+    resp = client.post("/v2/images", data=raw, headers=dict(
+        P1, **{"Content-Type": "application/json"}))
+    assert resp.status_code == 400, resp.data
+    assert sorted(os.listdir(tmp_path)) == [PUBLIC]
+
+
 def test_id_in_use_is_409_and_bad_upload_leaves_it_queued(client):
     image_id = "55555555-5555-4555-8555-555555555555"
     assert _create(client, id=image_id).status_code == 201
