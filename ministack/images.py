@@ -10,11 +10,13 @@ into ``<root>/<image-id>/`` and registers it with an ``image.json``::
      "min_disk": 1, "min_ram": 128, "virtual_size": 67108864,
      "created_at": "...", ...}
 
-A shelve registers a *snapshot* of a server here (``image_type``
+A shelve makes a *snapshot* of a server here (``image_type``
 ``snapshot``, with ``instance_uuid`` and ``owner``), as nova creates one
-in Glance: :func:`register_snapshot` writes it, :func:`find_snapshot`
-finds a server's, :func:`delete_snapshot` removes it (never an image
-devstack built).
+in Glance, through :mod:`ministack.image_store` (created ``queued``,
+uploaded ``active``), as the image API's clients make theirs;
+:func:`register_snapshot` registers one whole (tests),
+:func:`find_snapshot` finds a server's, :func:`delete_snapshot` removes
+it (never an image devstack built).
 
 The image is a direct-kernel-boot guest: a compute host boots ``kernel``
 + ``initrd`` with ``cmdline`` and gives it ``disk`` (through a copy-on-write
