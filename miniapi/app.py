@@ -35,6 +35,7 @@ from miniapi.api import images
 from miniapi.api import instance_actions
 from miniapi.api import ips
 from miniapi.api import limits
+from miniapi.api import live_migrate  # noqa: F401 (registers its action)
 from miniapi.api import microversion
 from miniapi.api import migrations
 from miniapi.api import ministack_faults

@@ -189,6 +189,23 @@ Related options:
 
 * device_detach_attempts
 """),
+    cfg.StrOpt("live_migration_peer_uri",
+               help="""
+libvirt URI by which another compute host's libvirtd (the source of a
+live migration, peer to peer) reaches this host's libvirtd. Unset: this
+host's ``connection_uri``, right when every host has its own machine.
+
+Possible values:
+
+* ``qemu+unix:///system?socket=PATH``: hosts on one machine, each
+  libvirtd in its own mount namespace
+* ``qemu+tcp://HOST/system``: hosts on separate machines
+"""),
+    cfg.StrOpt("live_migration_inbound_addr",
+               help="""
+Address the source's QEMU sends a live migration's memory and disks to
+on this host (nova's option of the same name). Unset: ``my_ip``.
+"""),
     cfg.IntOpt("wait_soft_reboot_seconds", default=120, min=1,
                help="""
 Seconds a SOFT reboot waits for the guest to shut down after the ACPI

@@ -238,3 +238,37 @@ class InstancePowerOnFailure(NovaException):
 
 class InstancePowerOffFailure(NovaException):
     msg_fmt = "Failed to power off instance: %(reason)s"
+
+
+# -- live migration (pre-checks: the API answers them with 400 below 2.34,
+# and from 2.34 ends the migration in ``error`` instead) -
+
+class MigrationPreCheckError(Invalid):
+    msg_fmt = "Migration pre-check error: %(reason)s"
+
+
+class UnableToMigrateToSelf(Invalid):
+    msg_fmt = ("Unable to migrate instance (%(instance_id)s) to current "
+               "host (%(host)s).")
+
+
+class InvalidSharedStorage(Invalid):
+    msg_fmt = "%(path)s is not on shared storage: %(reason)s"
+
+
+class InvalidLocalStorage(Invalid):
+    msg_fmt = "%(path)s is not on local storage: %(reason)s"
+
+
+class NoValidHost(Invalid):
+    msg_fmt = "No valid host was found. %(reason)s"
+
+
+class DestinationDiskExists(Invalid):
+    msg_fmt = ("The supplied disk path (%(path)s) already exists, it is "
+               "expected not to exist.")
+
+
+class LiveMigrationFailed(NovaException):
+    msg_fmt = "Live migration of instance %(instance_uuid)s failed: " \
+              "%(reason)s"

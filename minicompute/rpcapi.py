@@ -27,6 +27,10 @@ RPC_TOPIC = "compute"
 #: attach, and a host that does not answer is reported, not waited for.
 FAULT_CALL_TIMEOUT = 10
 
+#: Seconds a live migration's CALLs between hosts wait: they connect
+#: volumes and copy files (nova's ``long_rpc_timeout`` plays this part).
+LONG_CALL_TIMEOUT = 300
+
 
 def _host(instance):
     host = instance.get("host") if isinstance(instance, dict) \
@@ -74,9 +78,14 @@ class ComputeAPI:
       (casts): shelve, offload and unshelve (``minicompute.shelve``).
     * 1.8 - pause_instance, unpause_instance, suspend_instance,
       resume_instance (casts).
+    * 1.9 - live migration: check_can_live_migrate_destination,
+      check_can_live_migrate_source, pre_live_migration,
+      post_live_migration_at_destination, remove_volume_connection
+      (calls); live_migration, rollback_live_migration_at_destination
+      (casts).
     """
 
-    VERSION = "1.8"
+    VERSION = "1.9"
 
     def __init__(self, transport, timeout=None):
         """:param timeout: seconds a CALL waits (``rpc_call_timeout``)."""
@@ -209,6 +218,69 @@ class ComputeAPI:
         """CAST: restore the suspended guest from its saved memory."""
         cctxt = self._prepare(instance, version="1.8")
         rpc.cast(cctxt, ctxt, "resume_instance",
+                 instance=_primitive(instance))
+
+    # -- live migration (1.9) -
+
+    def check_can_live_migrate_destination(self, ctxt, instance, dest,
+                                           block_migration=None):
+        """CALL to ``dest``: may the instance come there? (It asks the
+        source.) Returns the migrate data.
+
+        :raises MigrationPreCheckError, UnableToMigrateToSelf,
+            InvalidSharedStorage, InvalidLocalStorage:
+        :raises MessagingTimeout: the host did not answer in time.
+        """
+        cctxt = self.client.prepare(server=dest, version="1.9",
+                                    timeout=LONG_CALL_TIMEOUT)
+        return rpc.call(cctxt, ctxt, "check_can_live_migrate_destination",
+                        instance=_primitive(instance),
+                        block_migration=block_migration)
+
+    def check_can_live_migrate_source(self, ctxt, instance,
+                                      dest_check_data):
+        """CALL to the instance's host: what the destination needs."""
+        cctxt = self._prepare(instance, version="1.9")
+        return rpc.call(cctxt, ctxt, "check_can_live_migrate_source",
+                        instance=_primitive(instance),
+                        dest_check_data=dest_check_data)
+
+    def live_migration(self, ctxt, instance, dest, migrate_data,
+                       migration=None):
+        """CAST to the instance's host: move the guest to ``dest``."""
+        cctxt = self._prepare(instance, version="1.9")
+        rpc.cast(cctxt, ctxt, "live_migration",
+                 instance=_primitive(instance), dest=dest,
+                 migrate_data=migrate_data, migration=migration)
+
+    def pre_live_migration(self, ctxt, instance, dest, migrate_data):
+        """CALL to ``dest``: new attachments, volumes connected, files
+        made there; returns the migrate data with the volumes' disks."""
+        cctxt = self.client.prepare(server=dest, version="1.9",
+                                    timeout=LONG_CALL_TIMEOUT)
+        return rpc.call(cctxt, ctxt, "pre_live_migration",
+                        instance=_primitive(instance),
+                        migrate_data=migrate_data)
+
+    def post_live_migration_at_destination(self, ctxt, instance, dest,
+                                           node=None):
+        """CALL to ``dest``: the instance is that host's now."""
+        cctxt = self.client.prepare(server=dest, version="1.9",
+                                    timeout=LONG_CALL_TIMEOUT)
+        return rpc.call(cctxt, ctxt, "post_live_migration_at_destination",
+                        instance=_primitive(instance), node=node)
+
+    def remove_volume_connection(self, ctxt, instance, volume_id, dest):
+        """CALL to ``dest``: disconnect the volume there."""
+        cctxt = self.client.prepare(server=dest, version="1.9",
+                                    timeout=LONG_CALL_TIMEOUT)
+        return rpc.call(cctxt, ctxt, "remove_volume_connection",
+                        instance=_primitive(instance), volume_id=volume_id)
+
+    def rollback_live_migration_at_destination(self, ctxt, instance, dest):
+        """CAST to ``dest``: remove the guest's files made there."""
+        cctxt = self.client.prepare(server=dest, version="1.9")
+        rpc.cast(cctxt, ctxt, "rollback_live_migration_at_destination",
                  instance=_primitive(instance))
 
     def external_instance_event(self, ctxt, instances, events, host):

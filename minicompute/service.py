@@ -25,6 +25,7 @@ import threading
 from oslo_log import log as logging
 import oslo_messaging as messaging
 
+from minicompute import live_migration
 from minicompute import manager
 from minicompute import pause_suspend
 from minicompute import reconcile
@@ -72,7 +73,10 @@ class ComputeService:
             self.manager, fault_endpoint.FaultEndpoint(self.faults),
             shelving,
             pause_suspend.PauseSuspendEndpoint(conf.host, driver,
-                                               self.manager.load_instance)])
+                                               self.manager.load_instance),
+            live_migration.LiveMigrationEndpoint(
+                conf, driver, volume_api, self.manager.load_instance,
+                rpcapi.ComputeAPI(transport))])
         self._heartbeat_thread = None
         self._reconcile_thread = None
 

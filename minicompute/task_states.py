@@ -42,6 +42,9 @@ UNPAUSING = "unpausing"
 SUSPENDING = "suspending"
 RESUMING = "resuming"
 
+# live migration
+MIGRATING = "migrating"
+
 # Operation -> (task state set while it runs, vm_states allowed at its start,
 # vm_state on success). The API checks the second column and sets the first
 # with a compare-and-swap on task_state None; the manager writes the third

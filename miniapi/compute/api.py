@@ -8,6 +8,7 @@ operations, which live in modules by concept (``servers``, ``volumes``,
 """
 
 from miniapi.compute import block_devices
+from miniapi.compute import live_migrate
 from miniapi.compute import pause_suspend
 from miniapi.compute import rebuild
 from miniapi.compute import server_metadata
@@ -21,7 +22,8 @@ class API(servers.ServerOperations, volumes.VolumeOperations,
           block_devices.BlockDeviceOperations, rebuild.RebuildOperations,
           shelve.ShelveOperations, shelved_volumes.ShelvedVolumeOperations,
           server_metadata.ServerMetadataOperations,
-          pause_suspend.PauseSuspendOperations):
+          pause_suspend.PauseSuspendOperations,
+          live_migrate.LiveMigrateOperations):
     """The API phase of compute operations.
 
     :param volume_api: ``minicompute.volume.cinder.API`` or a fake with the

@@ -24,6 +24,10 @@ FAKE_RESOURCES = {
                 '"topology": {"cells": 1, "sockets": 1, "cores": 4, '
                 '"threads": 1}, "features": ["fpu"]}',
 }
+#: host name -> its FakeDriver (``init_host``): where a fake live
+#: migration moves the guest to.
+HOSTS = {}
+
 FAKE_UPTIME = " 10:00:00 up 3 days,  1:02,  1 user,  load average: 0.10"
 
 
@@ -47,6 +51,7 @@ class FakeDriver(driver.ComputeDriver):
 
     def init_host(self, host):
         self.host = host
+        HOSTS[host] = self
 
     def get_available_resource(self, nodename):
         return dict(self.resources, hypervisor_hostname=nodename)
@@ -195,3 +200,53 @@ class FakeDriver(driver.ComputeDriver):
             return self.instances[instance["uuid"]]
         except KeyError:
             raise exception.InstanceNotFound(instance_id=instance["uuid"])
+
+    # -- live migration -
+
+    def check_can_live_migrate_destination(self, ctxt, instance):
+        return {"peer_uri": "fake://%s" % self.host,
+                "inbound_addr": "127.0.0.1", "dest_dir": "/fake/dest"}
+
+    def check_can_live_migrate_source(self, ctxt, instance):
+        self._get(instance)
+        return {"source_dir": "/fake/source",
+                "local_disks": list(getattr(self, "local_disks", ["vda"])),
+                "kernel": None, "initrd": None}
+
+    def pre_live_migration(self, ctxt, instance, migrate_data, volumes):
+        self.calls.append(("pre_live_migration", instance["uuid"],
+                           [v["volume_id"] for v in volumes]))
+        fail = getattr(self, "fail_pre_live_migration", None)
+        if fail is not None:
+            self.fail_pre_live_migration = None
+            raise fail
+        self.incoming = {v["mount_device"].rpartition("/")[2]:
+                         v["connection_info"] for v in volumes}
+        return {"volume_disks": {v["volume_id"]: "<disk/>"
+                                 for v in volumes}}
+
+    def live_migration(self, ctxt, instance, migrate_data):
+        self.calls.append(("live_migration", instance["uuid"],
+                           migrate_data["dest_host"]))
+        fail = getattr(self, "fail_live_migration", None)
+        if fail is not None:
+            self.fail_live_migration = None
+            raise fail
+        dest = HOSTS[migrate_data["dest_host"]]
+        entry = self.instances.pop(instance["uuid"])
+        dest.instances[instance["uuid"]] = dict(
+            entry, devices=dict(getattr(dest, "incoming", {})))
+
+    def post_live_migration_at_source(self, ctxt, instance, volumes):
+        self.calls.append(("post_live_migration_at_source",
+                           instance["uuid"],
+                           [v["volume_id"] for v in volumes]))
+
+    def remove_volume_connection(self, ctxt, instance, connection_info):
+        self.calls.append(("remove_volume_connection", instance["uuid"],
+                           connection_info.get("serial")))
+
+    def rollback_live_migration_at_destination(self, ctxt, instance,
+                                               volumes=()):
+        self.calls.append(("rollback_live_migration_at_destination",
+                           instance["uuid"]))

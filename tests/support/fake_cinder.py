@@ -276,6 +276,13 @@ class FakeCinder:
                 "mountpoint": mountpoint, "attach_mode": "null"}
             if not same_instance:
                 volume["status"] = "reserved"
+            if connector is not None:
+                # Created with a connector (a live migration's
+                # destination): exported at once, as Cinder does.
+                self._attachments[attachment_id].update(
+                    connector=dict(connector), status="attaching",
+                    attach_mode="rw")
+                self._recompute(volume_id)
             return self._attachment_view(attachment_id)
 
     def attachment_get(self, ctxt, attachment_id):

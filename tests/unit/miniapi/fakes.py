@@ -38,7 +38,7 @@ def heartbeat(host):
 class FakeComputeManager:
     """RPC endpoint with the compute manager's method names."""
 
-    target = messaging.Target(version="1.8")
+    target = messaging.Target(version="1.9")
 
     def __init__(self, host):
         self.host = host
@@ -62,6 +62,8 @@ class FakeComputeManager:
         # driver without the feature)
         self.uptime = UPTIME
         self.fail_reserve = None
+        # what check_can_live_migrate_destination raises (None: passes)
+        self.fail_live_migration_check = None
         self.delay_reserve = None   # threading.Event to wait on
         self.received = threading.Event()
 
@@ -140,6 +142,21 @@ class FakeComputeManager:
 
     def unshelve_instance(self, ctxt, instance, image=None):
         self._record("unshelve_instance", instance=instance, image=image)
+
+    @messaging.expected_exceptions(Exception)
+    def check_can_live_migrate_destination(self, ctxt, instance,
+                                           block_migration=None):
+        self._record("check_can_live_migrate_destination",
+                     instance=instance, block_migration=block_migration)
+        if self.fail_live_migration_check is not None:
+            raise self.fail_live_migration_check
+        return {"dest_host": self.host, "block_migration":
+                block_migration if block_migration is not None else True}
+
+    def live_migration(self, ctxt, instance, dest, migrate_data,
+                       migration=None):
+        self._record("live_migration", instance=instance, dest=dest,
+                     migrate_data=migrate_data, migration=migration)
 
     def pause_instance(self, ctxt, instance):
         self._record("pause_instance", instance=instance)
