@@ -182,15 +182,24 @@ class AttachmentAPI:
                  volume_id, instance_uuid, attachment_id)
         if connector is not None:
             try:
-                return self.update(ctx, attachment_id, connector)
+                # As upstream's create, which connects through the volume
+                # manager without the API's duplicate-connector check: a
+                # live migration's destination creates a second
+                # attachment of the same instance on a volume in-use.
+                return self.update(ctx, attachment_id, connector,
+                                   check_duplicates=False)
             except Exception:
                 self._undo_reserve(volume_id, attachment_id)
                 raise
         return reserved
 
-    def update(self, ctx, attachment_id, connector):
+    def update(self, ctx, attachment_id, connector, check_duplicates=True):
         """Export the volume to ``connector`` and return the attachment with
         its ``connection_info``.
+
+        :param check_duplicates: refuse a non-multiattach volume another
+            attachment connected (upstream's ``attachment_update``); a
+            create with a connector does not check.
 
         Reads: the attachment's volume id (to take its lock),
         then under the lock one select of everything the checks, the mode
@@ -209,7 +218,7 @@ class AttachmentAPI:
                 attachment_reads.attachment_for_connect, ctx, attachment_id)
             if found.volume_deleted:
                 raise exception.VolumeNotFound(volume_id=volume_id)
-            self._check_connectable(found)
+            self._check_connectable(found, check_duplicates)
             had_connector = found.connector is not None
             mode = found.attach_mode
             if mode not in ("rw", "ro"):
@@ -257,7 +266,7 @@ class AttachmentAPI:
         return connected
 
     @staticmethod
-    def _check_connectable(found):
+    def _check_connectable(found, check_duplicates=True):
         """:param found: a :func:`attachment_reads.attachment_for_connect`
         row."""
         if "error" in found.volume_status:
@@ -274,7 +283,8 @@ class AttachmentAPI:
                 reason="Attachment %s is %s; only a reserved or attaching "
                        "attachment can be updated."
                 % (found.id, found.attach_status))
-        if not found.multiattach and found.others_connected:
+        if check_duplicates and not found.multiattach and \
+                found.others_connected:
             raise exception.ResourceConflict(
                 reason="duplicate connectors detected on volume %s"
                 % found.volume_id)

@@ -170,7 +170,10 @@ class LiveMigrationMixin:
             xml, migrate_data.get("volume_disks") or {},
             migrate_data["source_dir"], migrate_data["dest_dir"])
         addr = migrate_data["inbound_addr"]
+        # The destination's persistent definition too: without it libvirt
+        # persists the source's, with the source's paths and connections.
         params = {libvirt.VIR_MIGRATE_PARAM_DEST_XML: dest_xml,
+                  libvirt.VIR_MIGRATE_PARAM_PERSIST_XML: dest_xml,
                   libvirt.VIR_MIGRATE_PARAM_URI: "tcp://%s" % addr}
         flags = _FLAGS
         if migrate_data.get("block_migration"):

@@ -19,6 +19,9 @@ down_revision = '0006_server_metadata'
 branch_labels = None
 depends_on = None
 
+HOST_INDEX_LENGTH = {'source_compute': 128, 'dest_compute': 128,
+                     'source_node': 128, 'dest_node': 128, 'status': 64}
+
 
 def upgrade():
     op.create_table(
@@ -55,10 +58,13 @@ def upgrade():
         batch_op.create_index('migrations_instance_uuid_and_status_idx',
                               ['deleted', 'instance_uuid', 'status'],
                               unique=False)
+        # MariaDB's index keys hold at most 3072 bytes (utf8mb4: 4 per
+        # character): the host, node and status columns are indexed by
+        # a prefix.
         batch_op.create_index('migrations_by_host_nodes_and_status_idx',
                               ['deleted', 'source_compute', 'dest_compute',
                                'source_node', 'dest_node', 'status'],
-                              unique=False)
+                              unique=False, mysql_length=HOST_INDEX_LENGTH)
         batch_op.create_index('migrations_uuid', ['uuid'], unique=True)
         batch_op.create_index('migrations_updated_at_idx', ['updated_at'],
                               unique=False)
