@@ -43,6 +43,7 @@ from miniapi.api import pause_suspend  # noqa: F401 (registers its actions)
 from miniapi.api import rebuild  # noqa: F401 (registers its action)
 from miniapi.api import server_external_events
 from miniapi.api import server_metadata
+from miniapi.api import server_migration_actions
 from miniapi.api import server_migrations
 from miniapi.api import servers
 from miniapi.api import services
@@ -145,6 +146,7 @@ def create_app(conf, transport=None, engine=None, volume_api=None,
                       availability_zones.bp, volumes.bp, hypervisors.bp,
                       server_external_events.bp, server_metadata.bp,
                       aggregates.bp, migrations.bp, server_migrations.bp,
+                      server_migration_actions.bp,
                       ministack_faults.bp):
         app.register_blueprint(blueprint)
     faults.register(app)

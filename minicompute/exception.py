@@ -272,3 +272,9 @@ class DestinationDiskExists(Invalid):
 class LiveMigrationFailed(NovaException):
     msg_fmt = "Live migration of instance %(instance_uuid)s failed: " \
               "%(reason)s"
+
+
+class InvalidMigrationState(Invalid):
+    msg_fmt = ("Migration %(migration_id)s state of instance "
+               "%(instance_uuid)s is %(state)s. Cannot %(method)s while the "
+               "migration is in this state.")

@@ -1,36 +1,30 @@
 """Live migration of a server with its volumes, between compute hosts
-(nova's ``ComputeManager`` live-migration methods).
+(nova's ``ComputeManager`` live-migration methods; RPC 1.9).
 
-Served by each host's RPC server next to the manager (RPC 1.9). The
-API (playing the conductor) has checked the request, set the task state
-``migrating``, recorded the ``live-migration`` action and the migration
-(``accepted``), run the pre-checks (``check_can_live_migrate_destination``
-CALL to the destination, which CALLs ``check_can_live_migrate_source``
-on the source) and casts ``live_migration`` to the source. Then:
+The API (playing the conductor) has set the task state ``migrating``,
+recorded the action and the migration (``accepted``), run the
+pre-checks (``check_can_live_migrate_destination`` CALL to the
+destination, which CALLs ``check_can_live_migrate_source``) and casts
+``live_migration`` to the source. Then:
 
-1. source ``live_migration``: migration ``preparing``; the BDMs as they
-   are now (``source_rows``: the old attachment ids and connection_info,
-   kept for the end and for a rollback); CALL ``pre_live_migration`` to
-   the destination;
-2. destination ``pre_live_migration``: per volume a NEW Cinder attachment
-   created with the destination's connector (a second attachment of the
-   same instance: Cinder exports the volume to both hosts now), the BDM
-   takes its id and connection_info, the driver connects it here and
-   makes the guest's files; ``attachment_complete`` for each before the
-   guest moves. Any failure undoes all of it here (disconnect, delete the
-   new attachments, the old ids back) and is raised to the source;
+1. source: migration ``preparing``; the BDMs as they are now
+   (``source_rows``, the old attachments) kept; CALL
+   ``pre_live_migration`` to the destination;
+2. destination: per volume a NEW attachment created with its connector
+   (a second attachment of the same instance: exported to both hosts),
+   its id and connection_info on the BDM, connected here, the guest's
+   files made, each completed before the guest moves; a failure undoes
+   all of it here and is raised to the source;
 3. source: migration ``running``; the driver moves the guest;
-4. success: the source disconnects its own connections (``source_rows``)
-   and deletes the OLD attachments, then CALLs
-   ``post_live_migration_at_destination``: the instance's host is the
-   destination, task state cleared; migration ``completed``;
-5. failure after step 2: the destination disconnects with its own
-   connection_info (``remove_volume_connection`` CALL per volume), the
-   source deletes the NEW attachments and restores the old ids and
-   connection_info, casts ``rollback_live_migration_at_destination``
-   (files); the guest keeps running on the source, task state cleared,
-   migration ``failed``. A failure in step 2 ends the same way, without
-   touching the destination again.
+4. success: the source disconnects its connections and deletes the OLD
+   attachments, then CALLs ``post_live_migration_at_destination`` (the
+   instance is the destination's); migration ``completed``;
+5. failure: the destination disconnects with its own connection_info
+   (``remove_volume_connection``), the NEW attachments are deleted and
+   the old ids and connection_info restored, the destination's files
+   removed (``rollback_live_migration_at_destination``); the guest
+   runs on the source, migration ``failed`` (``cancelled`` after an
+   abort).
 """
 
 import json
@@ -98,6 +92,8 @@ class LiveMigrationEndpoint:
         self.volume_api = volume_api
         self.load_instance = load_instance
         self.compute_rpcapi = rpcapi_client
+        #: uuids of the instances whose migration an abort cancelled
+        self._aborted = set()
 
     # -- pre-checks (CALLs) -
 
@@ -287,9 +283,13 @@ class LiveMigrationEndpoint:
         migration_id = (migration or {}).get("id")
         with utils.EventReporter(ctxt, "compute_live_migration", self.host,
                                  uuid), utils.instance_lock(uuid):
-            self._status(ctxt, migration_id, "preparing")
             admin = ctxt.elevated()
             source_rows = _snapshot(server_volumes.volume_rows(admin, uuid))
+            if self._cancelled(uuid, keep=True):
+                self._rollback(ctxt, instance, dest, source_rows,
+                               migration_id, reached_dest=False)
+                return
+            self._status(ctxt, migration_id, "preparing")
             try:
                 migrate_data = self.compute_rpcapi.pre_live_migration(
                     ctxt, instance, dest, migrate_data)
@@ -301,6 +301,9 @@ class LiveMigrationEndpoint:
                 raise
             self._status(ctxt, migration_id, "running")
             try:
+                if self._cancelled(uuid, keep=True):
+                    raise exception.LiveMigrationFailed(
+                        instance_uuid=uuid, reason="aborted")
                 self.driver.live_migration(ctxt, instance, migrate_data)
             except Exception as exc:
                 LOG.error("Live migration of %s to %s failed: %s", uuid,
@@ -314,6 +317,7 @@ class LiveMigrationEndpoint:
     def _post(self, ctxt, instance, dest, source_rows, migration_id, node):
         """The guest runs on ``dest``: this host lets go of it."""
         admin = ctxt.elevated()
+        self._aborted.discard(instance["uuid"])     # too late to cancel
         self._quietly(self.driver.post_live_migration_at_source, ctxt,
                       instance, _block_device_info(source_rows))
         for row in source_rows:
@@ -349,7 +353,40 @@ class LiveMigrationEndpoint:
         db_api.instance_update(admin, instance["uuid"], {
             "task_state": None},
             expected_task_state=[task_states.MIGRATING])
-        self._status(ctxt, migration_id, "failed")
+        cancelled = self._cancelled(instance["uuid"])
+        self._status(ctxt, migration_id,
+                     "cancelled" if cancelled else "failed")
+
+    def _cancelled(self, uuid, keep=False):
+        """Whether an abort asked to cancel this instance's migration
+        (forgotten unless ``keep``)."""
+        if uuid not in self._aborted:
+            return False
+        if not keep:
+            self._aborted.discard(uuid)
+        return True
+
+    def live_migration_abort(self, ctxt, instance, migration_id):
+        """Cancel the instance's migration (CAST): a queued one never
+        starts, a running job is aborted and rolled back; ``cancelled``."""
+        instance = self.load_instance(ctxt, instance)
+        with utils.EventReporter(ctxt, "compute_live_migration_abort",
+                                 self.host, instance["uuid"]):
+            self._aborted.add(instance["uuid"])
+            status = db_api.migration_get(ctxt.elevated(),
+                                          migration_id)["status"]
+            if status == "running":
+                self.driver.live_migration_abort(instance)
+            LOG.info("Aborting the live migration of %s (%s)",
+                     instance["uuid"], status)
+
+    def live_migration_force_complete(self, ctxt, instance):
+        """Pause the guest so its migration converges (CAST)."""
+        instance = self.load_instance(ctxt, instance)
+        with utils.EventReporter(ctxt,
+                                 "compute_live_migration_force_complete",
+                                 self.host, instance["uuid"]):
+            self.driver.live_migration_force_complete(instance)
 
     @staticmethod
     def _status(ctxt, migration_id, status):

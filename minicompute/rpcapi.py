@@ -81,8 +81,8 @@ class ComputeAPI:
     * 1.9 - live migration: check_can_live_migrate_destination,
       check_can_live_migrate_source, pre_live_migration,
       post_live_migration_at_destination, remove_volume_connection
-      (calls); live_migration, rollback_live_migration_at_destination
-      (casts).
+      (calls); live_migration, rollback_live_migration_at_destination,
+      live_migration_abort, live_migration_force_complete (casts).
     """
 
     VERSION = "1.9"
@@ -281,6 +281,19 @@ class ComputeAPI:
         """CAST to ``dest``: remove the guest's files made there."""
         cctxt = self.client.prepare(server=dest, version="1.9")
         rpc.cast(cctxt, ctxt, "rollback_live_migration_at_destination",
+                 instance=_primitive(instance))
+
+    def live_migration_abort(self, ctxt, instance, migration_id):
+        """CAST to the instance's host: cancel its live migration."""
+        cctxt = self._prepare(instance, version="1.9")
+        rpc.cast(cctxt, ctxt, "live_migration_abort",
+                 instance=_primitive(instance), migration_id=migration_id)
+
+    def live_migration_force_complete(self, ctxt, instance):
+        """CAST to the instance's host: pause the guest so its running
+        migration completes."""
+        cctxt = self._prepare(instance, version="1.9")
+        rpc.cast(cctxt, ctxt, "live_migration_force_complete",
                  instance=_primitive(instance))
 
     def external_instance_event(self, ctxt, instances, events, host):

@@ -250,3 +250,10 @@ class FakeDriver(driver.ComputeDriver):
                                                volumes=()):
         self.calls.append(("rollback_live_migration_at_destination",
                            instance["uuid"]))
+
+    def live_migration_abort(self, instance):
+        self.calls.append(("live_migration_abort", instance["uuid"]))
+
+    def live_migration_force_complete(self, instance):
+        self.calls.append(("live_migration_force_complete",
+                           instance["uuid"]))

@@ -200,3 +200,19 @@ class LiveMigrationMixin:
             self.remove_volume_connection(ctxt, instance,
                                           volume["connection_info"])
         shutil.rmtree(self._instance_dir(instance), ignore_errors=True)
+
+    def live_migration_abort(self, instance):
+        """Abort the guest's running migration job (it keeps running
+        here)."""
+        guest = self.host.get_guest(instance["name"])
+        try:
+            guest.domain.abortJob()
+        except libvirt.libvirtError as exc:
+            raise exception.InternalError(
+                err="abort of the migration of %s failed: %s"
+                % (instance["name"], exc.get_error_message()))
+
+    def live_migration_force_complete(self, instance):
+        """Pause the guest: its memory stops changing, the migration
+        converges, and libvirt runs it on the destination."""
+        self.host.get_guest(instance["name"]).pause()

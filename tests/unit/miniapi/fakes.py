@@ -158,6 +158,13 @@ class FakeComputeManager:
         self._record("live_migration", instance=instance, dest=dest,
                      migrate_data=migrate_data, migration=migration)
 
+    def live_migration_abort(self, ctxt, instance, migration_id):
+        self._record("live_migration_abort", instance=instance,
+                     migration_id=migration_id)
+
+    def live_migration_force_complete(self, ctxt, instance):
+        self._record("live_migration_force_complete", instance=instance)
+
     def pause_instance(self, ctxt, instance):
         self._record("pause_instance", instance=instance)
 

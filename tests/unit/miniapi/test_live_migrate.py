@@ -134,3 +134,71 @@ def test_task_state_is_409_and_non_admin_403(api, make_server, compute,
     assert _post(api, server_id, OLD)[0] == 409
     other = make_server(name="vm2", token="u1:p1")
     assert _post(api, other, OLD, token="u1:p1")[0] == 403
+
+
+# -- force_complete (2.22) and abort (2.24) ---------------------------------
+
+def _running(api, make_server, compute, compute2, admin_ctxt,
+             status="running"):
+    server_id = make_server()
+    assert _post(api, server_id, OLD)[0] == 202
+    compute.wait_for_cast("live_migration", server_id)
+    [migration] = _migrations(admin_ctxt, server_id)
+    db_api.migration_update(admin_ctxt, migration["id"], {"status": status})
+    return server_id, migration["id"]
+
+
+def _url(server_id, migration_id, action=False):
+    return "/v2.1/servers/%s/migrations/%s%s" % (
+        server_id, migration_id, "/action" if action else "")
+
+
+def test_force_complete_casts_to_the_source(api, make_server, compute,
+                                            compute2, admin_ctxt):
+    server_id, mid = _running(api, make_server, compute, compute2,
+                              admin_ctxt)
+    url = _url(server_id, mid, action=True)
+    assert api.post(url, {"force_complete": None}, version="2.21")[0] == \
+        404
+    assert api.post(url, {"force_complete": None},
+                    version="2.22")[:2] == (202, None)
+    compute.wait_for_cast("live_migration_force_complete", server_id)
+    assert api.post(url, {"force_complete": 1}, version="2.22")[0] == 400
+    assert api.post(_url(server_id, mid + 99, action=True),
+                    {"force_complete": None}, version="2.22")[0] == 404
+
+
+def test_force_complete_of_a_preparing_migration_is_400(
+        api, make_server, compute, compute2, admin_ctxt):
+    server_id, mid = _running(api, make_server, compute, compute2,
+                              admin_ctxt, status="preparing")
+    status, body, _ = api.post(_url(server_id, mid, action=True),
+                               {"force_complete": None}, version="2.22")
+    assert status == 400
+    assert "Cannot force complete" in body["badRequest"]["message"]
+
+
+@pytest.mark.parametrize("status,version,code", [
+    ("running", "2.24", 202), ("preparing", "2.24", 400),
+    ("preparing", "2.65", 202), ("queued", "2.65", 202),
+    ("completed", "2.65", 400), ("running", "2.23", 404),
+])
+def test_abort(api, make_server, compute, compute2, admin_ctxt, status,
+               version, code):
+    server_id, mid = _running(api, make_server, compute, compute2,
+                              admin_ctxt, status=status)
+    assert api.delete(_url(server_id, mid), version=version)[0] == code
+    if code == 202:
+        cast = compute.wait_for_cast("live_migration_abort", server_id)
+        assert cast["migration_id"] == mid
+
+
+def test_abort_without_a_migration_in_flight_is_409(
+        api, make_server, compute, compute2, admin_ctxt):
+    server_id, mid = _running(api, make_server, compute, compute2,
+                              admin_ctxt)
+    db_api.instance_update(admin_ctxt, server_id, {"task_state": None})
+    assert api.delete(_url(server_id, mid), version="2.24")[0] == 409
+    # a member of the server's project is not an admin
+    assert api.delete(_url(server_id, mid), version="2.24",
+                      token="u1:p1")[0] == 403

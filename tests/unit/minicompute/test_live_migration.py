@@ -188,3 +188,32 @@ def test_volume_backed_auto_is_not_a_block_migration(ctxt, hosts,
     services["h1"][1].local_disks = []
     data = client.check_can_live_migrate_destination(ctxt, server, "h2")
     assert data["block_migration"] is False
+
+
+def test_abort_before_the_job_cancels_it(ctxt, hosts, attached):
+    client, services, volume_api = hosts
+    server, bdm, volume_id = attached
+    migration, data = _as_the_api(ctxt, client, server)
+    db_api.migration_update(ctxt, migration["id"], {"status": "queued"})
+    client.live_migration_abort(ctxt, server, migration["id"])
+    client.live_migration(ctxt, server, "h2", data, migration=migration)
+    row = db_api.instance_get(ctxt, server["uuid"])
+    assert (row.host, row.task_state) == ("h1", None)
+    assert db_api.migration_get(ctxt, migration["id"])["status"] == \
+        "cancelled"
+    assert not [c for c in services["h2"][1].calls
+                if c[0] == "pre_live_migration"]
+    assert volume_api.attachment_ids(volume_id) == [bdm["attachment_id"]]
+    # a running job is aborted in the driver
+    db_api.migration_update(ctxt, migration["id"], {"status": "running"})
+    client.live_migration_abort(ctxt, server, migration["id"])
+    assert ("live_migration_abort", server["uuid"]) in \
+        services["h1"][1].calls
+
+
+def test_force_complete_pauses_on_the_source(ctxt, hosts, attached):
+    client, services, _volume_api = hosts
+    server, _bdm, _volume_id = attached
+    client.live_migration_force_complete(ctxt, server)
+    assert ("live_migration_force_complete", server["uuid"]) in \
+        services["h1"][1].calls
