@@ -23,6 +23,7 @@ Usage (as root, after devstack/stack.sh)::
     /opt/stack/venv/bin/python tools/journey.py --extend   # + extend
     /opt/stack/venv/bin/python tools/journey.py --boot-from-volume
     /opt/stack/venv/bin/python tools/journey.py --shelve
+    /opt/stack/venv/bin/python tools/journey.py --live-migrate   # 2 hosts
 
 With ``--extend`` the attached volume also grows by 1 GiB before the
 detach (Cinder 3.42's extend of an in-use volume, asked at 3.71): every
@@ -43,6 +44,13 @@ offloaded (the snapshot image created, then uploaded; the volume parked:
 volume is attached while it has no host (completed with no connector),
 then it is unshelved with both; every ledger after each phase, then
 the server and the volumes deleted.
+
+With ``--live-migrate`` (a lab of two or more compute hosts) a volume
+is attached to the demo server and written from the guest, then the
+admin live-migrates the server to another host and back
+(journey_live_migrate.py): the destination's second attachment, tgt's
+ACL naming both hosts and then only the new one, the migration record's
+status, the domain on each host and the data read back after the move.
 
 With ``--host HOST`` (a lab of more than one compute host) the journey
 walks on the demo server of that host, ``demo-HOST``: the admin boots it
@@ -77,6 +85,7 @@ from journey_lab import nova_db_url  # noqa: F401
 from journey_lab import say  # noqa: F401
 from journey_lab import sql_command  # noqa: F401
 from journey_lab import wait  # noqa: F401
+import journey_live_migrate
 import journey_shelve
 import journey_trace
 
@@ -298,6 +307,11 @@ def main(argv=None):
     parser.add_argument("--extend", action="store_true",
                         help="after the attach, extend the volume by 1 GiB "
                              "(3.71) and show every ledger, then detach")
+    parser.add_argument("--live-migrate", action="store_true",
+                        help="(two or more compute hosts) attach a volume "
+                             "to the demo server, write to it, live-migrate "
+                             "the server to another host and back, show "
+                             "every ledger, then detach")
     parser.add_argument("--boot-from-volume", action="store_true",
                         help="instead of the attach, boot a server from a "
                              "volume made from the image, show every "
@@ -337,6 +351,14 @@ def main(argv=None):
                            host=args.host, creator=creator)
     if args.ensure_server:
         say("server %s (%s) is ACTIVE" % (server["name"], server["id"]))
+        return 0
+    if args.live_migrate:
+        heading("The live-migration journey on server %r" % server["name"])
+        start = time.monotonic()
+        admin = (Cloud.noauth(user="admin") if args.noauth else
+                 Cloud.from_clouds_yaml("ministack-admin"))
+        journey_live_migrate.walk(cloud, admin, server, _tracing(args))
+        _complete(start)
         return 0
     ledgers = Ledgers.of_server(nova_db_url(), server["id"])
     heading("The attach journey on server %r" % server["name"])
