@@ -238,3 +238,7 @@ class InstancePowerOnFailure(NovaException):
 
 class InstancePowerOffFailure(NovaException):
     msg_fmt = "Failed to power off instance: %(reason)s"
+
+
+class ResizeError(NovaException):
+    msg_fmt = "Resize error: %(reason)s"

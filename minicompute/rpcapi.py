@@ -74,9 +74,13 @@ class ComputeAPI:
       (casts): shelve, offload and unshelve (``minicompute.shelve``).
     * 1.8 - pause_instance, unpause_instance, suspend_instance,
       resume_instance (casts).
+    * 1.9 - prep_resize, resize_instance, finish_resize, confirm_resize,
+      revert_resize, finish_revert_resize (casts): resize and cold
+      migration (``minicompute.resize``), each to the host whose step it
+      is (the destination or the source).
     """
 
-    VERSION = "1.8"
+    VERSION = "1.9"
 
     def __init__(self, transport, timeout=None):
         """:param timeout: seconds a CALL waits (``rpc_call_timeout``)."""
@@ -210,6 +214,52 @@ class ComputeAPI:
         cctxt = self._prepare(instance, version="1.8")
         rpc.cast(cctxt, ctxt, "resume_instance",
                  instance=_primitive(instance))
+
+    # -- resize and cold migration (1.9) -
+
+    def _to(self, host):
+        return self.client.prepare(server=host, version="1.9")
+
+    def prep_resize(self, ctxt, instance, migration, image, flavor, host):
+        """CAST to the destination ``host``: get ready for the server
+        (``flavor``, the new one), then tell the source to send it."""
+        rpc.cast(self._to(host), ctxt, "prep_resize",
+                 instance=_primitive(instance), migration=migration,
+                 image=image, flavor=flavor)
+
+    def resize_instance(self, ctxt, instance, migration, image, flavor):
+        """CAST to the source (the server's host): power off, park the
+        volumes, hand the disk over, then finish on the destination."""
+        rpc.cast(self._to(_host(instance)), ctxt, "resize_instance",
+                 instance=_primitive(instance), migration=migration,
+                 image=image, flavor=flavor)
+
+    def finish_resize(self, ctxt, instance, migration, image, disk_info,
+                 host):
+        """CAST to the destination ``host``: connect the volumes, start
+        the guest with the new flavor (VERIFY_RESIZE)."""
+        rpc.cast(self._to(host), ctxt, "finish_resize",
+                 instance=_primitive(instance), migration=migration,
+                 image=image, disk_info=disk_info)
+
+    def confirm_resize(self, ctxt, instance, migration, host):
+        """CAST to the source ``host``: remove what the move left there."""
+        rpc.cast(self._to(host), ctxt, "confirm_resize",
+                 instance=_primitive(instance), migration=migration)
+
+    def revert_resize(self, ctxt, instance, migration, image):
+        """CAST to the destination (the server's host): destroy the
+        guest there, park the volumes, then finish on the source."""
+        rpc.cast(self._to(_host(instance)), ctxt, "revert_resize",
+                 instance=_primitive(instance), migration=migration,
+                 image=image)
+
+    def finish_revert_resize(self, ctxt, instance, migration, image, host):
+        """CAST to the source ``host``: the server back with its old
+        flavor, its volumes connected there."""
+        rpc.cast(self._to(host), ctxt, "finish_revert_resize",
+                 instance=_primitive(instance), migration=migration,
+                 image=image)
 
     def external_instance_event(self, ctxt, instances, events, host):
         """CAST: ``events`` (``name``, ``server_uuid``, ``tag``,

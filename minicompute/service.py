@@ -28,6 +28,7 @@ import oslo_messaging as messaging
 from minicompute import manager
 from minicompute import pause_suspend
 from minicompute import reconcile
+from minicompute import resize
 from minicompute import resource_tracker
 from minicompute import rpcapi
 from minicompute import shelve
@@ -67,6 +68,7 @@ class ComputeService:
         self.server = rpc.get_server(transport, target, [
             self.manager, fault_endpoint.FaultEndpoint(self.faults),
             shelve.ShelveEndpoint(self.manager),
+            resize.ResizeEndpoint(self.manager, rpcapi.ComputeAPI(transport)),
             pause_suspend.PauseSuspendEndpoint(conf.host, driver,
                                                self.manager.load_instance)])
         self._heartbeat_thread = None

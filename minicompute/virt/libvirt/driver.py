@@ -30,6 +30,7 @@ from minicompute.virt.libvirt import host as libvirt_host
 from minicompute.virt.libvirt import host_connector
 from minicompute.virt.libvirt import initiator
 from minicompute.virt.libvirt import instance_files
+from minicompute.virt.libvirt import migrate_disk
 from minicompute.virt.libvirt import node
 from minicompute.virt.libvirt import pause_suspend
 from minicompute.virt.libvirt import reboot as reboot_mod
@@ -40,7 +41,8 @@ from ministack import executor
 LOG = logging.getLogger(__name__)
 
 
-class LibvirtDriver(pause_suspend.PauseSuspendMixin, driver.ComputeDriver):
+class LibvirtDriver(pause_suspend.PauseSuspendMixin,
+                    migrate_disk.MigrateDiskMixin, driver.ComputeDriver):
     supports_multiattach = True
 
     def __init__(self, conf, host=None):
