@@ -278,26 +278,30 @@ class ResizeEndpoint:
     @messaging.expected_exceptions(*_ERRORS)
     def confirm_resize(self, ctxt, instance, migration):
         """On the source: its leftovers removed; ACTIVE or SHUTOFF
-        (cast). No Cinder call: the volumes are the destination's."""
-        instance = self.manager.load_instance(ctxt, instance)
-        with self._event(ctxt, "confirm_resize", instance):
-            try:
-                self.driver.confirm_migration(ctxt, instance)
-            except Exception as exc:
-                with excutils.save_and_reraise_exception():
-                    LOG.error("Confirm of %s failed: %s", instance["uuid"],
-                              _reason(exc))
-                    self._migration(ctxt, migration, "error")
-                    self._update(ctxt, instance, {
-                        "vm_state": vm_states.ERROR, "task_state": None,
-                        "fault": "Confirm failed: %s" % _reason(exc)})
-            self._migration(ctxt, migration, "confirmed")
-            stopped = instance["power_state"] != power_state.RUNNING
-            self._update(ctxt, instance, dict(
-                resize_flavors.forget(instance), task_state=None,
-                vm_state=vm_states.STOPPED if stopped
-                else vm_states.ACTIVE))
-            LOG.info("Resize of %s confirmed", instance["uuid"])
+        (cast). No Cinder call: the volumes are the destination's. A
+        server deleted meanwhile (a delete confirms first, as upstream's)
+        only has its leftovers removed."""
+        try:
+            self.driver.confirm_migration(ctxt, instance)
+        except Exception as exc:
+            with excutils.save_and_reraise_exception():
+                LOG.error("Confirm of %s failed: %s", instance["uuid"],
+                          _reason(exc))
+                self._migration(ctxt, migration, "error")
+        self._migration(ctxt, migration, "confirmed")
+        try:
+            instance = self.manager.load_instance(ctxt, instance)
+        except exception.InstanceNotFound:
+            LOG.info("Resize of deleted instance %s confirmed",
+                     instance["uuid"])
+            return
+        if instance["vm_state"] != vm_states.RESIZED:
+            return
+        stopped = instance["power_state"] != power_state.RUNNING
+        self._update(ctxt, instance, dict(
+            resize_flavors.forget(instance), task_state=None,
+            vm_state=vm_states.STOPPED if stopped else vm_states.ACTIVE))
+        LOG.info("Resize of %s confirmed", instance["uuid"])
 
     # -- revert -
 

@@ -265,6 +265,27 @@ class ResizeOperations:
                 db_api.migration_update(ctxt, migration["id"],
                                         {"status": "finished"})
 
+    def confirm_on_delete(self, ctxt, instance):
+        """A RESIZED server being deleted: its resize confirmed first, so
+        the source removes its leftovers (nova's
+        ``_confirm_resize_on_deleting``). Nothing when the source is
+        down: its leftovers wait for it."""
+        if instance.vm_state != vm_states.RESIZED:
+            return
+        try:
+            migration = db_api.migration_get_by_instance_and_status(
+                ctxt.elevated(), instance.uuid, "finished")
+        except exception.MigrationNotFound:
+            return
+        if checks.host_status(ctxt, migration["source_compute"],
+                              self.down_time) not in ("UP", "MAINTENANCE"):
+            return
+        migration = db_api.migration_update(ctxt, migration["id"],
+                                            {"status": "confirming"})
+        self.compute_rpcapi.confirm_resize(
+            ctxt, db_api.to_dict(instance), migration,
+            host=migration["source_compute"])
+
     def revert_resize(self, ctxt, instance):
         """Cast the revert to the destination (the server's host).
 

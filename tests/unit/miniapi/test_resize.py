@@ -211,3 +211,15 @@ def test_migrate_with_no_other_host_is_no_valid_host(api, make_server,
     assert code == 400
     assert _message(body).startswith("No valid host was found.")
     assert _server(server_id).task_state is None
+
+
+def test_delete_of_a_resized_server_confirms_first(api, make_server,
+                                                   compute, compute2):
+    server_id = make_server()
+    migration = _resized(server_id)
+    _set(server_id, host=HOST2)
+    assert api.delete("/v2.1/servers/%s" % server_id)[0] == 204
+    assert compute.wait_for_cast("confirm_resize", server_id)["host"] == HOST
+    compute2.wait_for_cast("terminate_instance", server_id)
+    assert db_api.migration_get(ADMIN, migration["id"])["status"] == \
+        "confirming"
