@@ -98,7 +98,7 @@ def _check(lab, server_id, volume_id, memory_mb):
     assert attachment["host_name"] == host, (attachment, host)
     guest = _guest(lab, server_id)
     assert guest.read(guest.device_for(volume_id), len(DATA)) == DATA
-    info = guest.virsh.run("dominfo", guest.domain)
+    info = guest.virsh.run("dominfo", guest.domain)[1]
     max_kib = [line for line in info.splitlines()
                if line.startswith("Max memory")][0].split()[2]
     assert int(max_kib) == memory_mb * 1024, info
