@@ -80,12 +80,14 @@ class ResizeOperations:
         migration (to ``host`` when given: the caller checked the
         policy).
 
+        :raises InstanceIsLocked: locked, for a non-admin (409).
         :raises InstanceInvalidState: not ACTIVE/SHUTOFF or a task (409).
         :raises ComputeServiceUnavailable: the host is down (409).
         :raises Invalid: a flavor, image or host refusal (400).
         """
         migrate = flavor_ref is None
         method = "migrate" if migrate else "resize"
+        _check_unlocked(ctxt, instance)
         checks.check_instance_state(instance, method,
                                     vm_state=vm_states.ALLOW_RESIZE)
         checks.check_host_up(ctxt, instance, self.down_time)
@@ -233,6 +235,7 @@ class ResizeOperations:
     # -- confirm and revert -
 
     def _finished_migration(self, ctxt, instance, method):
+        _check_unlocked(ctxt, instance)
         checks.check_instance_state(instance, method,
                                     vm_state=[vm_states.RESIZED])
         try:
@@ -323,6 +326,12 @@ class ResizeOperations:
                                         {"status": "finished"})
                 db_api.instance_update(ctxt, instance.uuid,
                                        {"task_state": None})
+
+
+def _check_unlocked(ctxt, instance):
+    """A locked server moves for an admin only (409), as upstream."""
+    if instance.locked and not ctxt.is_admin:
+        raise exception.InstanceIsLocked(instance_uuid=instance.uuid)
 
 
 class _OnHost:

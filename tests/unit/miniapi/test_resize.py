@@ -117,6 +117,11 @@ def test_resize_state_and_host_conflicts(api, make_server, compute):
     assert _action(api, server_id, {"resize": {"flavorRef": "84"}})[0] == 409
     _set(server_id, task_state=None, host="gone")
     assert _action(api, server_id, {"resize": {"flavorRef": "84"}})[0] == 409
+    _set(server_id, host=HOST, locked=True)
+    code, body, _ = _action(api, server_id, {"resize": {"flavorRef": "84"}},
+                            token="u1:p1")
+    assert (code, _message(body)) == (409, "Instance %s is locked"
+                                      % server_id)
     assert _migrations(server_id) == []
 
 
