@@ -10,6 +10,9 @@ through the URI its minicompute config names.
   ``revertResize``: the data written before is read after, the volume is
   ``in-use`` with one attachment whose host is the server's, the
   domain and the guest have the flavor's memory.
+* A resize that would shrink the local disk fails on the source before
+  anything moves: the migration in ``error``, the server ACTIVE with
+  its flavor, host and volume.
 * On a two-host lab, ``migrate`` moves the server to the other host
   (VERIFY_RESIZE there, the migration record ``migration``), then the
   confirm: the same checks on the new host.
@@ -42,13 +45,13 @@ def cleanup():
     stack.run()
 
 
-def _server_with_volume(lab, cleanup, host):
+def _server_with_volume(lab, cleanup, host, flavor=SMALL):
     """An ACTIVE server of the admin's pinned on ``host`` with a volume
     holding :data:`DATA`; returns (server id, volume id)."""
     cloud = lab["cloud"]
     server = cloud.compute.request("POST", "/servers", {"server": {
         "name": base.rand_name("resize"), "imageRef": cloud.conf.image_ref,
-        "flavorRef": SMALL, "networks": "none", "host": host}},
+        "flavorRef": flavor, "networks": "none", "host": host}},
         expected=202, microversion=lab_mod.PIN)[2]["server"]
     cleanup.add(cloud.delete_server, server["id"])
     waiters.wait_for_server_status(cloud.compute, server["id"], "ACTIVE",
@@ -156,5 +159,34 @@ def test_cold_migration_moves_the_server_and_its_volume(lab, cleanup):
     assert (migration["migration_type"], migration["status"],
             migration["source_compute"], migration["dest_compute"]) == (
         "migration", "confirmed", HOSTS[0], HOSTS[1])
+    cleanup.run()
+    lab_mod._audit_clean()
+
+
+def test_shrinking_the_disk_fails_and_leaves_the_server_as_it_was(lab,
+                                                                  cleanup):
+    """A flavor of 2 GiB to m1.micro's 1 GiB: refused on the source
+    before anything moves ("Unable to resize disk down."), the migration
+    in error, the server ACTIVE with its flavor and its volume."""
+    cloud = lab["cloud"]
+    flavor = cloud.compute.request("POST", "/flavors", {"flavor": {
+        "name": base.rand_name("resize-2g"), "ram": 128, "vcpus": 1,
+        "disk": 2}}, expected=200)[2]["flavor"]
+    cleanup.add(cloud.compute.request, "DELETE",
+                "/flavors/%s" % flavor["id"], expected=202)
+    server_id, volume_id = _server_with_volume(lab, cleanup, HOSTS[0],
+                                               flavor=flavor["id"])
+    _action(lab, server_id, {"resize": {"flavorRef": BIG}})
+    waiters.wait_for(
+        "the resize of %s to fail" % server_id,
+        lambda: [m["status"] for m in _migrations(lab, server_id)],
+        lambda statuses: statuses == ["error"], timeout=120, interval=1)
+    _wait(lab, server_id, "ACTIVE")
+    shown = cloud.compute.request("GET", "/servers/%s" % server_id,
+                                  expected=200,
+                                  microversion="2.1")[2]["server"]
+    assert shown["flavor"]["id"] == flavor["id"]
+    assert shown["OS-EXT-SRV-ATTR:host"] == HOSTS[0]
+    _check(lab, server_id, volume_id, 128)
     cleanup.run()
     lab_mod._audit_clean()
