@@ -77,7 +77,7 @@ def _reason(exc):
 @rpc.traced_endpoint("nova-compute")
 class ResizeEndpoint:
     """RPC endpoints of the resize steps (``minicompute.rpcapi.ComputeAPI``
-    1.9).
+    1.10).
 
     :param manager: this host's :class:`minicompute.manager.ComputeManager`.
     :param compute_rpcapi: the client the steps cast the next one with.

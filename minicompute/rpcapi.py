@@ -74,13 +74,13 @@ class ComputeAPI:
       (casts): shelve, offload and unshelve (``minicompute.shelve``).
     * 1.8 - pause_instance, unpause_instance, suspend_instance,
       resume_instance (casts).
-    * 1.9 - prep_resize, resize_instance, finish_resize, confirm_resize,
+    * 1.10 - prep_resize, resize_instance, finish_resize, confirm_resize,
       revert_resize, finish_revert_resize (casts): resize and cold
       migration (``minicompute.resize``), each to the host whose step it
       is (the destination or the source).
     """
 
-    VERSION = "1.9"
+    VERSION = "1.10"
 
     def __init__(self, transport, timeout=None):
         """:param timeout: seconds a CALL waits (``rpc_call_timeout``)."""
@@ -215,10 +215,10 @@ class ComputeAPI:
         rpc.cast(cctxt, ctxt, "resume_instance",
                  instance=_primitive(instance))
 
-    # -- resize and cold migration (1.9) -
+    # -- resize and cold migration (1.10) -
 
     def _to(self, host):
-        return self.client.prepare(server=host, version="1.9")
+        return self.client.prepare(server=host, version="1.10")
 
     def prep_resize(self, ctxt, instance, migration, image, flavor, host):
         """CAST to the destination ``host``: get ready for the server

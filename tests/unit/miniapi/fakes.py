@@ -38,7 +38,7 @@ def heartbeat(host):
 class FakeComputeManager:
     """RPC endpoint with the compute manager's method names."""
 
-    target = messaging.Target(version="1.9")
+    target = messaging.Target(version="1.10")
 
     def __init__(self, host):
         self.host = host

@@ -4,7 +4,7 @@ The endpoint is served next to the manager on the fake:/ stack (one
 host, h1: a same-host resize, as the API schedules one when the cloud
 has one host or ``allow_resize_to_same_host``), with the fake driver and
 the fake Cinder. The test plays the API: the task, the new flavor and
-the migration record, then the real ComputeAPI 1.9 cast of
+the migration record, then the real ComputeAPI 1.10 cast of
 ``prep_resize``; the steps after it are cast by the hosts themselves, so
 the test waits for the states they leave.
 """
