@@ -37,10 +37,12 @@ from miniapi.api import ips
 from miniapi.api import limits
 from miniapi.api import live_migrate  # noqa: F401 (registers its action)
 from miniapi.api import microversion
+from miniapi.api import migrate_server  # noqa: F401 (registers its action)
 from miniapi.api import migrations
 from miniapi.api import ministack_faults
 from miniapi.api import pause_suspend  # noqa: F401 (registers its actions)
 from miniapi.api import rebuild  # noqa: F401 (registers its action)
+from miniapi.api import resize  # noqa: F401 (registers its actions)
 from miniapi.api import server_external_events
 from miniapi.api import server_metadata
 from miniapi.api import server_migration_actions
@@ -127,7 +129,8 @@ def create_app(conf, transport=None, engine=None, volume_api=None,
     app = flask.Flask("miniapi")
     app.config["COMPUTE_API"] = compute_api.API(
         volume_api, compute_rpcapi, down_time=conf.api.service_down_time,
-        image_dir=conf.api.image_dir)
+        image_dir=conf.api.image_dir,
+        allow_resize_to_same_host=conf.allow_resize_to_same_host)
     # ministack-fault's extension (miniapi.api.ministack_faults).
     app.config["FAULT_OPERATIONS"] = compute_faults.FaultOperations(
         volume_api, compute_rpcapi, conf.api.service_down_time,

@@ -4,6 +4,7 @@ Groups:
 
 * ``[api]``: where the WSGI server listens, how requests are authenticated,
   and the page size limit.
+* ``[DEFAULT]``: ``allow_resize_to_same_host``, as nova's.
 * ``[service_user]``: the service token nova's calls to Cinder carry
   (``ministack.identity.conf``). With ``auth_strategy = keystone`` tokens
   are validated by keystonemiddleware, configured by its own
@@ -111,10 +112,23 @@ Defaults to ``<state_path>/images``.
 ]
 
 
+#: ``[DEFAULT]`` options nova-api reads there too.
+default_opts = [
+    cfg.BoolOpt("allow_resize_to_same_host", default=False,
+                help="""
+Allow a resize to keep the server on its compute host (nova's
+option of the same name). When False the scheduler picks another
+host, unless the cloud has only one. A cold migration never stays
+on its host. DevStack sets it True, and so does ministack's.
+"""),
+]
+
+
 def register_opts(conf):
     """Register miniapi's options (and the shared RPC options) on conf."""
     conf.register_group(api_group)
     conf.register_opts(api_opts, group=api_group)
+    conf.register_opts(default_opts)
     rpc.register_opts(conf)
     compute_conf.register_cinder_opts(conf)
     identity_conf.register_opts(conf)
@@ -129,5 +143,6 @@ def _cinder_opts():
 
 def list_opts():
     """For oslo-config-generator (entry point ``miniapi``)."""
-    return ([(api_group, api_opts)] + rpc.list_opts() + _cinder_opts()
+    return ([(api_group, api_opts), ("DEFAULT", default_opts)]
+            + rpc.list_opts() + _cinder_opts()
             + identity_conf.list_opts() + ms_config.list_wsgi_opts())

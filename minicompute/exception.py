@@ -278,3 +278,6 @@ class InvalidMigrationState(Invalid):
     msg_fmt = ("Migration %(migration_id)s state of instance "
                "%(instance_uuid)s is %(state)s. Cannot %(method)s while the "
                "migration is in this state.")
+
+class ResizeError(NovaException):
+    msg_fmt = "Resize error: %(reason)s"

@@ -1,10 +1,12 @@
 """Client side of the compute RPC API.
 
 This is the only module that knows the topic (``compute``) and the method
-names the compute manager serves; miniapi (and the tests) call these
-methods, never ``oslo_messaging`` directly. Every message goes to the
-compute host that owns the instance (``server=instance['host']``), or
-to the host it names (``get_host_uptime``, the fault calls), or, for
+names the compute manager serves (with :mod:`minicompute.rpcapi_moves`,
+the methods that move a server between hosts, mixed in here); miniapi
+(and the tests) call these methods, never ``oslo_messaging`` directly.
+Every message goes to the compute host that owns the instance
+(``server=instance['host']``), or to the host it names
+(``get_host_uptime``, the fault calls), or, for
 :meth:`ComputeAPI.drop_fault_everywhere`, to every host (fanout).
 
 Arguments are keyword-only on the wire. ``instance`` and ``bdm`` travel as
@@ -16,7 +18,9 @@ state.
 import oslo_messaging as messaging
 
 from minicompute import exception
-from minicompute.db import api as db_api
+from minicompute import rpcapi_moves
+from minicompute.rpc_wire import host_of as _host
+from minicompute.rpc_wire import primitive as _primitive
 from ministack import rpc
 
 # The topic every compute host listens on; the server name is its
@@ -27,35 +31,7 @@ RPC_TOPIC = "compute"
 #: attach, and a host that does not answer is reported, not waited for.
 FAULT_CALL_TIMEOUT = 10
 
-#: Seconds a live migration's CALLs between hosts wait: they connect
-#: volumes and copy files (nova's ``long_rpc_timeout`` plays this part).
-LONG_CALL_TIMEOUT = 300
-
-
-def _host(instance):
-    host = instance.get("host") if isinstance(instance, dict) \
-        else getattr(instance, "host", None)
-    if not host:
-        # Nova raises the same when an instance was never scheduled.
-        raise exception.InstanceInvalidState(
-            attr="host", state=None, method="rpc",
-            instance_uuid=_uuid(instance))
-    return host
-
-
-def _uuid(instance):
-    return instance.get("uuid") if isinstance(instance, dict) \
-        else getattr(instance, "uuid", None)
-
-
-def _primitive(obj):
-    """Accept a dict or an ORM row; send a dict."""
-    if isinstance(obj, dict):
-        return obj
-    return db_api.to_dict(obj)
-
-
-class ComputeAPI:
+class ComputeAPI(rpcapi_moves.MoveAPI):
     """Client side of the compute RPC API.
 
     API version history:
@@ -83,9 +59,13 @@ class ComputeAPI:
       post_live_migration_at_destination, remove_volume_connection
       (calls); live_migration, rollback_live_migration_at_destination,
       live_migration_abort, live_migration_force_complete (casts).
+    * 1.10 - prep_resize, resize_instance, finish_resize, confirm_resize,
+      revert_resize, finish_revert_resize (casts): resize and cold
+      migration (``minicompute.resize``), each to the host whose step it
+      is (the destination or the source).
     """
 
-    VERSION = "1.9"
+    VERSION = "1.10"
 
     def __init__(self, transport, timeout=None):
         """:param timeout: seconds a CALL waits (``rpc_call_timeout``)."""
@@ -218,82 +198,6 @@ class ComputeAPI:
         """CAST: restore the suspended guest from its saved memory."""
         cctxt = self._prepare(instance, version="1.8")
         rpc.cast(cctxt, ctxt, "resume_instance",
-                 instance=_primitive(instance))
-
-    # -- live migration (1.9) -
-
-    def check_can_live_migrate_destination(self, ctxt, instance, dest,
-                                           block_migration=None):
-        """CALL to ``dest``: may the instance come there? (It asks the
-        source.) Returns the migrate data.
-
-        :raises MigrationPreCheckError, UnableToMigrateToSelf,
-            InvalidSharedStorage, InvalidLocalStorage:
-        :raises MessagingTimeout: the host did not answer in time.
-        """
-        cctxt = self.client.prepare(server=dest, version="1.9",
-                                    timeout=LONG_CALL_TIMEOUT)
-        return rpc.call(cctxt, ctxt, "check_can_live_migrate_destination",
-                        instance=_primitive(instance),
-                        block_migration=block_migration)
-
-    def check_can_live_migrate_source(self, ctxt, instance,
-                                      dest_check_data):
-        """CALL to the instance's host: what the destination needs."""
-        cctxt = self._prepare(instance, version="1.9")
-        return rpc.call(cctxt, ctxt, "check_can_live_migrate_source",
-                        instance=_primitive(instance),
-                        dest_check_data=dest_check_data)
-
-    def live_migration(self, ctxt, instance, dest, migrate_data,
-                       migration=None):
-        """CAST to the instance's host: move the guest to ``dest``."""
-        cctxt = self._prepare(instance, version="1.9")
-        rpc.cast(cctxt, ctxt, "live_migration",
-                 instance=_primitive(instance), dest=dest,
-                 migrate_data=migrate_data, migration=migration)
-
-    def pre_live_migration(self, ctxt, instance, dest, migrate_data):
-        """CALL to ``dest``: new attachments, volumes connected, files
-        made there; returns the migrate data with the volumes' disks."""
-        cctxt = self.client.prepare(server=dest, version="1.9",
-                                    timeout=LONG_CALL_TIMEOUT)
-        return rpc.call(cctxt, ctxt, "pre_live_migration",
-                        instance=_primitive(instance),
-                        migrate_data=migrate_data)
-
-    def post_live_migration_at_destination(self, ctxt, instance, dest,
-                                           node=None):
-        """CALL to ``dest``: the instance is that host's now."""
-        cctxt = self.client.prepare(server=dest, version="1.9",
-                                    timeout=LONG_CALL_TIMEOUT)
-        return rpc.call(cctxt, ctxt, "post_live_migration_at_destination",
-                        instance=_primitive(instance), node=node)
-
-    def remove_volume_connection(self, ctxt, instance, volume_id, dest):
-        """CALL to ``dest``: disconnect the volume there."""
-        cctxt = self.client.prepare(server=dest, version="1.9",
-                                    timeout=LONG_CALL_TIMEOUT)
-        return rpc.call(cctxt, ctxt, "remove_volume_connection",
-                        instance=_primitive(instance), volume_id=volume_id)
-
-    def rollback_live_migration_at_destination(self, ctxt, instance, dest):
-        """CAST to ``dest``: remove the guest's files made there."""
-        cctxt = self.client.prepare(server=dest, version="1.9")
-        rpc.cast(cctxt, ctxt, "rollback_live_migration_at_destination",
-                 instance=_primitive(instance))
-
-    def live_migration_abort(self, ctxt, instance, migration_id):
-        """CAST to the instance's host: cancel its live migration."""
-        cctxt = self._prepare(instance, version="1.9")
-        rpc.cast(cctxt, ctxt, "live_migration_abort",
-                 instance=_primitive(instance), migration_id=migration_id)
-
-    def live_migration_force_complete(self, ctxt, instance):
-        """CAST to the instance's host: pause the guest so its running
-        migration completes."""
-        cctxt = self._prepare(instance, version="1.9")
-        rpc.cast(cctxt, ctxt, "live_migration_force_complete",
                  instance=_primitive(instance))
 
     def external_instance_event(self, ctxt, instances, events, host):

@@ -29,6 +29,7 @@ from minicompute import live_migration
 from minicompute import manager
 from minicompute import pause_suspend
 from minicompute import reconcile
+from minicompute import resize
 from minicompute import resource_tracker
 from minicompute import rpcapi
 from minicompute import shelve
@@ -72,6 +73,7 @@ class ComputeService:
         self.server = rpc.get_server(transport, target, [
             self.manager, fault_endpoint.FaultEndpoint(self.faults),
             shelving,
+            resize.ResizeEndpoint(self.manager, rpcapi.ComputeAPI(transport)),
             pause_suspend.PauseSuspendEndpoint(conf.host, driver,
                                                self.manager.load_instance),
             live_migration.LiveMigrationEndpoint(

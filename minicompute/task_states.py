@@ -41,6 +41,11 @@ PAUSING = "pausing"
 UNPAUSING = "unpausing"
 SUSPENDING = "suspending"
 RESUMING = "resuming"
+RESIZE_PREP = "resize_prep"
+RESIZE_MIGRATING = "resize_migrating"
+RESIZE_MIGRATED = "resize_migrated"
+RESIZE_FINISH = "resize_finish"
+RESIZE_REVERTING = "resize_reverting"
 
 # live migration
 MIGRATING = "migrating"

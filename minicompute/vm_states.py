@@ -48,5 +48,7 @@ ALLOW_SHELVE = [ACTIVE, STOPPED, PAUSED, SUSPENDED]
 # states an instance can be unshelved from
 ALLOW_UNSHELVE = [SHELVED, SHELVED_OFFLOADED]
 # states the instance can be deleted from (any but an in-flight delete)
+# resize and cold migration (nova's resize and migrate)
+ALLOW_RESIZE = [ACTIVE, STOPPED]
 ALLOW_DELETE = [ACTIVE, BUILDING, PAUSED, SUSPENDED, STOPPED, RESCUED,
                 RESIZED, SOFT_DELETED, ERROR, SHELVED, SHELVED_OFFLOADED]

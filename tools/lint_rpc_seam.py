@@ -27,7 +27,7 @@ import os
 import sys
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RPCAPI_MODULES = ("minicompute/rpcapi.py",)
+RPCAPI_MODULES = ("minicompute/rpcapi.py", "minicompute/rpcapi_moves.py")
 EXEMPT = RPCAPI_MODULES + ("ministack/rpc.py",)
 DEFAULT_PATHS = ("ministack", "miniapi", "minicompute", "minicinder",
                  "ministack_audit", "ministack_course", "tests", "tools")

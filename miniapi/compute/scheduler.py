@@ -119,7 +119,7 @@ def _hints_pass(host_instances, hints):
 
 
 def select_destination(ctxt, down_time, host=None, node=None, hints=None,
-                       forced=False):
+                       forced=False, ignore_hosts=()):
     """The compute node a new server goes to, or None (no valid host).
 
     :param host: only nodes of this host (requested or forced).
@@ -129,13 +129,16 @@ def select_destination(ctxt, down_time, host=None, node=None, hints=None,
         ignores the hints of filters it does not run).
     :param forced: host/node are forced (``nova:HOST``): the hints'
         filters are skipped.
+    :param ignore_hosts: hosts never picked (nova's
+        ``RequestSpec.ignore_hosts``: a move's source).
     """
     admin = ms_context.get_admin_context()
     services = {s.host: s for s in
                 db_api.service_get_all(admin, binary=COMPUTE_BINARY)}
     nodes = [n for n in db_api.compute_node_get_all(
         admin, host=host, hypervisor_hostname=node)
-        if _passes(services.get(n.host), down_time)]
+        if _passes(services.get(n.host), down_time) and
+        n.host not in ignore_hosts]
     # Each host's live instances (uuids): the hints' filters and the
     # weigher read them, as upstream's HostState.instances.
     instances = {h: {i.uuid for i in db_api.instance_get_all(

@@ -216,6 +216,7 @@ class ServerOperations:
                                     vm_state=vm_states.ALLOW_DELETE,
                                     task_state=None)
         db_api.action_start(ctxt, instance.uuid, instance_actions.DELETE)
+        self.confirm_on_delete(ctxt, instance)
         status = checks.host_status(ctxt, instance.host, self.down_time)
         if status not in ("UP", "MAINTENANCE"):
             self._local_delete(ctxt, instance)

@@ -199,3 +199,38 @@ class ComputeDriver:
         persistent) from the BDM's ``connection_info``; a no-op for the
         halves that still have it."""
         raise NotImplementedError()
+
+    # -- resize and cold migration (minicompute.resize) -
+
+    def migrate_disk_and_power_off(self, ctxt, instance, flavor,
+                                   block_device_info=None):
+        """On the source: power the guest off, take its domain away with
+        the volumes of ``block_device_info`` disconnected on this host,
+        and keep its local disk aside for the destination and a revert.
+
+        :param flavor: the new flavor (a dict).
+        :returns: ``disk_info`` for :meth:`finish_migration` (where the
+            kept disk is).
+        """
+        raise NotImplementedError()
+
+    def finish_migration(self, ctxt, instance, disk_info, image, flavor,
+                         block_device_info=None, power_on=True):
+        """On the destination: the kept disk (``disk_info``) copied here
+        and grown to ``flavor``'s root_gb, the volumes of
+        ``block_device_info`` connected, the guest defined with
+        ``flavor``'s memory and vCPUs and started (stopped again when
+        ``power_on`` is False)."""
+        raise NotImplementedError()
+
+    def confirm_migration(self, ctxt, instance):
+        """On the source, after a confirm: remove the kept disk."""
+        raise NotImplementedError()
+
+    def finish_revert_migration(self, ctxt, instance, image, flavor,
+                                block_device_info=None, power_on=True):
+        """On the source, after a revert: the guest defined again from its
+        kept disk with ``flavor`` (the old one) and the volumes of
+        ``block_device_info`` connected, started unless ``power_on`` is
+        False; the kept disk's directory removed."""
+        raise NotImplementedError()

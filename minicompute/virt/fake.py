@@ -41,6 +41,7 @@ class FakeDriver(driver.ComputeDriver):
         self.fail_detach = None   # an exception to raise on the next detach
         self.fail_spawn = None    # an exception to raise on the next spawn
         self.calls = []
+        self.kept = set()   # uuids whose disk a resize keeps aside
         self._lock = threading.Lock()
         # What the node reports (tests change them per host).
         self.resources = dict(FAKE_RESOURCES)
@@ -194,6 +195,45 @@ class FakeDriver(driver.ComputeDriver):
         self.calls.append(("replug_volume", instance["uuid"], mountpoint))
         self._get(instance)["devices"][mountpoint.rpartition("/")[2]] = \
             connection_info
+
+    # -- resize and cold migration -
+
+    def migrate_disk_and_power_off(self, ctxt, instance, flavor,
+                                   block_device_info=None):
+        """The guest goes (its volumes disconnected); its disk is kept
+        aside under ``self.kept`` until a confirm or a revert."""
+        self.calls.append(("migrate_disk", instance["uuid"]))
+        self._get(instance)
+        self.destroy(ctxt, instance, block_device_info)
+        self.kept.add(instance["uuid"])
+        return {"disk_dir": "fake:%s_resize" % instance["uuid"]}
+
+    def finish_migration(self, ctxt, instance, disk_info, image, flavor,
+                         block_device_info=None, power_on=True):
+        self.calls.append(("finish_migration", instance["uuid"],
+                           flavor["memory_mb"], flavor["vcpus"]))
+        self._respawn(ctxt, instance, image, flavor, block_device_info,
+                      power_on)
+
+    def confirm_migration(self, ctxt, instance):
+        self.calls.append(("confirm_migration", instance["uuid"]))
+        self.kept.discard(instance["uuid"])
+
+    def finish_revert_migration(self, ctxt, instance, image, flavor,
+                                block_device_info=None, power_on=True):
+        self.calls.append(("finish_revert_migration", instance["uuid"],
+                           flavor["memory_mb"], flavor["vcpus"]))
+        self._respawn(ctxt, instance, image, flavor, block_device_info,
+                      power_on)
+        self.kept.discard(instance["uuid"])
+
+    def _respawn(self, ctxt, instance, image, flavor, block_device_info,
+                 power_on):
+        self.spawn(ctxt, instance, image, flavor, block_device_info)
+        entry = self.instances[instance["uuid"]]
+        entry["flavor"] = (flavor["memory_mb"], flavor["vcpus"])
+        if not power_on:
+            entry["power"] = power_state.SHUTDOWN
 
     def _get(self, instance):
         try:

@@ -16,13 +16,16 @@ from miniapi.api.views import field
 # vm_state -> {task_state: status}; "default" when no task-specific one.
 _REBUILD = {"rebuilding": "REBUILD", "rebuild_block_device_mapping": "REBUILD",
             "rebuild_spawning": "REBUILD"}
+_RESIZE = {task: "RESIZE" for task in (
+    "resize_prep", "resize_migrating", "resize_migrated", "resize_finish")}
 _STATE_MAP = {
     "active": {"default": "ACTIVE", "rebooting": "REBOOT",
                "rebooting_hard": "HARD_REBOOT", "migrating": "MIGRATING",
-               **_REBUILD},
+               **_REBUILD, **_RESIZE},
     "building": {"default": "BUILD"},
-    "stopped": {"default": "SHUTOFF", **_REBUILD},
-    "resized": {"default": "VERIFY_RESIZE"},
+    "stopped": {"default": "SHUTOFF", **_REBUILD, **_RESIZE},
+    "resized": {"default": "VERIFY_RESIZE",
+                "resize_reverting": "REVERT_RESIZE"},
     "paused": {"default": "PAUSED"},
     "suspended": {"default": "SUSPENDED"},
     "rescued": {"default": "RESCUE"},

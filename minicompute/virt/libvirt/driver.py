@@ -31,6 +31,7 @@ from minicompute.virt.libvirt import host_connector
 from minicompute.virt.libvirt import initiator
 from minicompute.virt.libvirt import instance_files
 from minicompute.virt.libvirt import live_migration
+from minicompute.virt.libvirt import migrate_disk
 from minicompute.virt.libvirt import node
 from minicompute.virt.libvirt import pause_suspend
 from minicompute.virt.libvirt import reboot as reboot_mod
@@ -42,7 +43,8 @@ LOG = logging.getLogger(__name__)
 
 
 class LibvirtDriver(pause_suspend.PauseSuspendMixin,
-                    live_migration.LiveMigrationMixin, driver.ComputeDriver):
+                    live_migration.LiveMigrationMixin,
+                    migrate_disk.MigrateDiskMixin, driver.ComputeDriver):
     supports_multiattach = True
 
     def __init__(self, conf, host=None):

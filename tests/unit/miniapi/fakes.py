@@ -38,7 +38,7 @@ def heartbeat(host):
 class FakeComputeManager:
     """RPC endpoint with the compute manager's method names."""
 
-    target = messaging.Target(version="1.9")
+    target = messaging.Target(version="1.10")
 
     def __init__(self, host):
         self.host = host
@@ -176,6 +176,18 @@ class FakeComputeManager:
 
     def resume_instance(self, ctxt, instance):
         self._record("resume_instance", instance=instance)
+
+    def prep_resize(self, ctxt, instance, migration, image, flavor):
+        self._record("prep_resize", instance=instance, migration=migration,
+                     image=image, flavor=flavor, host=self.host)
+
+    def confirm_resize(self, ctxt, instance, migration):
+        self._record("confirm_resize", instance=instance,
+                     migration=migration, host=self.host)
+
+    def revert_resize(self, ctxt, instance, migration, image):
+        self._record("revert_resize", instance=instance,
+                     migration=migration, image=image, host=self.host)
 
     def reboot_instance(self, ctxt, instance, reboot_type):
         self._record("reboot_instance", instance=instance,
