@@ -34,6 +34,7 @@ from minicompute.virt.libvirt import config
 from minicompute.virt.libvirt import instance_files
 from minicompute.virt.libvirt import migration
 from ministack import executor
+from ministack.trace.profiler import span
 
 LOG = logging.getLogger(__name__)
 
@@ -186,8 +187,14 @@ class LiveMigrationMixin:
                  " with its disks %s" % migrate_data["local_disks"]
                  if migrate_data.get("block_migration") else "")
         try:
-            guest.domain.migrateToURI3(migrate_data["peer_uri"], params,
-                                       flags)
+            with span("libvirt", "LIBRARY", "virDomainMigrateToURI3",
+                      actor="libvirt", details=lambda: {
+                          "peer_uri": migrate_data["peer_uri"],
+                          "migrate_uri": "tcp://%s" % addr,
+                          "block_migration": bool(
+                              migrate_data.get("block_migration"))}):
+                guest.domain.migrateToURI3(migrate_data["peer_uri"], params,
+                                           flags)
         except libvirt.libvirtError as exc:
             raise exception.LiveMigrationFailed(
                 instance_uuid=instance["uuid"],
