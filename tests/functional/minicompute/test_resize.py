@@ -13,9 +13,8 @@ through the URI its minicompute config names.
 * A resize that would shrink the local disk fails on the source before
   anything moves: the migration in ``error``, the server ACTIVE with
   its flavor, host and volume.
-* On a two-host lab, ``migrate`` moves the server to the other host
-  (VERIFY_RESIZE there, the migration record ``migration``), then the
-  confirm: the same checks on the new host.
+* The cold migration between two hosts is the multinode tier's
+  (tests/multinode/test_cold_migration.py, with these steps).
 
 Each ends with ``ministack-audit`` clean; everything made is deleted
 even when a test fails (``Cleanups``).
@@ -139,26 +138,6 @@ def test_resize_confirm_then_revert_keeps_the_volume(lab, cleanup):
     _check(lab, server_id, volume_id, 192)
     statuses = sorted(m["status"] for m in _migrations(lab, server_id))
     assert statuses == ["confirmed", "reverted"], statuses
-    cleanup.run()
-    lab_mod._audit_clean()
-
-
-@pytest.mark.skipif(len(HOSTS) < 2, reason="needs a two-host lab "
-                    "(COMPUTE_HOSTS=2 ./lab.sh)")
-def test_cold_migration_moves_the_server_and_its_volume(lab, cleanup):
-    server_id, volume_id = _server_with_volume(lab, cleanup, HOSTS[0])
-    _action(lab, server_id, {"migrate": None})
-    _wait(lab, server_id, "VERIFY_RESIZE")
-    assert _host_of(lab, server_id) == HOSTS[1]
-    _check(lab, server_id, volume_id, 128)
-    _action(lab, server_id, {"confirmResize": None}, expected=204)
-    _wait(lab, server_id, "ACTIVE")
-    assert _host_of(lab, server_id) == HOSTS[1]
-    _check(lab, server_id, volume_id, 128)
-    [migration] = _migrations(lab, server_id)
-    assert (migration["migration_type"], migration["status"],
-            migration["source_compute"], migration["dest_compute"]) == (
-        "migration", "confirmed", HOSTS[0], HOSTS[1])
     cleanup.run()
     lab_mod._audit_clean()
 

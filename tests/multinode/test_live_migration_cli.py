@@ -16,7 +16,7 @@ from tests.support import login_shell
 
 pytestmark = pytest.mark.slow
 
-HOSTS = lab_hosts.running_hosts()
+HOSTS = lab_hosts.Hosts()
 
 
 def _openstack(args, timeout=900):
@@ -39,7 +39,7 @@ def _wait_volume(volume, status):
     assert _json("volume show %s" % volume)["status"] == status
 
 
-def test_live_migrate_with_the_cli():
+def test_live_migrate_with_the_cli(two_host_lab):
     if len(HOSTS) < 2:
         pytest.skip("no two-host lab: COMPUTE_HOSTS=2 ./lab.sh")
     name = "cli-livemig-%s" % uuid.uuid4().hex[:8]

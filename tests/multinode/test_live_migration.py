@@ -36,13 +36,13 @@ from tests.tempest_style import waiters
 
 pytestmark = pytest.mark.slow
 
-HOSTS = lab_hosts.running_hosts()
+HOSTS = lab_hosts.Hosts()
 VERSION = "2.25"
 DATA = b"written before the live migration\n" * 16
 
 
 @pytest.fixture(scope="module")
-def lab():
+def lab(two_host_lab):
     if len(HOSTS) < 2 or not os.path.exists(suite_config.DEFAULT_PATH):
         pytest.skip("no two-host lab: COMPUTE_HOSTS=2 ./lab.sh")
     conf = suite_config.load()

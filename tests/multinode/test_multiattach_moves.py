@@ -34,8 +34,8 @@ import subprocess
 
 import pytest
 
-from tests.functional.minicompute import test_live_migration as livemig
 from tests.multinode import conftest as mn
+from tests.multinode import test_live_migration as livemig
 from tests.support.cleanups import Cleanups
 
 pytestmark = pytest.mark.slow
@@ -188,7 +188,6 @@ def _wait_moving(lab, server_id, stayers, volume_id, settled):
         rounds += 1
 
 
-@pytest.mark.skipif(len(HOSTS) < 2, reason="needs a two-host lab")
 def test_live_migration_keeps_the_other_host_s_connection(lab, cleanup,
                                                           shared):
     a, stayers, volume_id, kept = shared
@@ -216,7 +215,6 @@ def _status(status):
         s["OS-EXT-STS:task_state"] is None
 
 
-@pytest.mark.skipif(len(HOSTS) < 2, reason="needs a two-host lab")
 def test_cold_migration_keeps_the_other_host_s_connection(lab, cleanup,
                                                           shared):
     a, stayers, volume_id, kept = shared
@@ -241,7 +239,6 @@ def test_cold_migration_keeps_the_other_host_s_connection(lab, cleanup,
     livemig._audit_clean()
 
 
-@pytest.mark.skipif(len(HOSTS) < 2, reason="needs a two-host lab")
 def test_refused_live_migration_keeps_the_destination_s_connection(
         lab, cleanup, shared):
     """The destination (B's host) makes A's attachment, then refuses
