@@ -24,6 +24,7 @@ Usage (as root, after devstack/stack.sh)::
     /opt/stack/venv/bin/python tools/journey.py --boot-from-volume
     /opt/stack/venv/bin/python tools/journey.py --shelve
     /opt/stack/venv/bin/python tools/journey.py --live-migrate   # 2 hosts
+    /opt/stack/venv/bin/python tools/journey.py --resize
 
 With ``--extend`` the attached volume also grows by 1 GiB before the
 detach (Cinder 3.42's extend of an in-use volume, asked at 3.71): every
@@ -51,6 +52,13 @@ admin live-migrates the server to another host and back
 (journey_live_migrate.py): the destination's second attachment, tgt's
 ACL naming both hosts and then only the new one, the migration record's
 status, the domain on each host and the data read back after the move.
+
+With ``--resize`` a volume is attached to the demo server and written
+from the guest, then the server is resized to flavor 84 and confirmed,
+resized back and reverted, and resized back and confirmed
+(journey_resize.py): the server's status and task, the migration's
+status, the parked attachment (``reserved``, no connector, no export),
+tgt's ACL, the guest's memory and the data read back after each move.
 
 With ``--host HOST`` (a lab of more than one compute host) the journey
 walks on the demo server of that host, ``demo-HOST``: the admin boots it
@@ -86,6 +94,7 @@ from journey_lab import say  # noqa: F401
 from journey_lab import sql_command  # noqa: F401
 from journey_lab import wait  # noqa: F401
 import journey_live_migrate
+import journey_resize
 import journey_shelve
 import journey_trace
 
@@ -312,6 +321,11 @@ def main(argv=None):
                              "to the demo server, write to it, live-migrate "
                              "the server to another host and back, show "
                              "every ledger, then detach")
+    parser.add_argument("--resize", action="store_true",
+                        help="attach a volume to the demo server, write to "
+                             "it, resize the server to flavor 84 (confirm), "
+                             "back (revert, then confirm), show every "
+                             "ledger, then detach")
     parser.add_argument("--boot-from-volume", action="store_true",
                         help="instead of the attach, boot a server from a "
                              "volume made from the image, show every "
@@ -358,6 +372,14 @@ def main(argv=None):
         admin = (Cloud.noauth(user="admin") if args.noauth else
                  Cloud.from_clouds_yaml("ministack-admin"))
         journey_live_migrate.walk(cloud, admin, server, _tracing(args))
+        _complete(start)
+        return 0
+    if args.resize:
+        heading("The resize journey on server %r" % server["name"])
+        start = time.monotonic()
+        admin = (Cloud.noauth(user="admin") if args.noauth else
+                 Cloud.from_clouds_yaml("ministack-admin"))
+        journey_resize.walk(cloud, admin, server)
         _complete(start)
         return 0
     ledgers = Ledgers.of_server(nova_db_url(), server["id"])
