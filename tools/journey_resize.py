@@ -86,12 +86,17 @@ class ResizeTimeline(lab.Timeline):
 
     def _run(self):
         last = None
-        while not self.stop.is_set():
+        while True:
+            # One last look after the stop, so the state the wait saw
+            # ends the timeline.
+            stopping = self.stop.is_set()
             now = self.snapshot()
             if now != last:
                 lab.say("   +%5.2fs  server %-25s migration %-14s %s" % (
                     time.monotonic() - self.start, now[0], now[1], now[2]))
                 last = now
+            if stopping:
+                return
             time.sleep(lab.POLL)
 
 
@@ -123,7 +128,7 @@ def _action(cloud, server_id, body, shown):
     lab.command(shown)
     resp = cloud.compute("POST", "/servers/%s/action" % server_id, body,
                          version=VERSION)
-    lab.check(resp, 202)
+    lab.check(resp, 202, 204)   # confirmResize answers 204
     lab.say("POST /servers/%s/action %s -> %s (request %s)" % (
         server_id[:8], list(body)[0], resp.status_code,
         resp.headers.get("x-openstack-request-id")))
