@@ -59,6 +59,7 @@ def test_journey_live_migrate_there_and_back(hosts):
     hops = _phase(out, "The live migration, hop by hop", "And back to")
     if "no trace:" not in hops:
         for name in ("os-migrateLive", "pre_live_migration",
+                     "virDomainMigrateToURI3",
                      "POST /v3/{project}/attachments ",
                      "DELETE /v3/{project}/attachments/{id}",
                      "post_live_migration_at_destination"):
