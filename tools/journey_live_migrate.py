@@ -120,12 +120,17 @@ class MoveTimeline(lab.Timeline):
 
     def _run(self):
         last = None
-        while not self.stop.is_set():
+        while True:
+            # One last look after the stop, so the state the wait saw
+            # ends the timeline.
+            stopping = self.stop.is_set()
             now = self.snapshot()
             if now != last:
                 lab.say("   +%5.2fs  migration %-10s %s" % (
                     time.monotonic() - self.start, now[0], now[1]))
                 last = now
+            if stopping:
+                return
             time.sleep(lab.POLL)
 
 
