@@ -28,67 +28,15 @@ the server goes back the same way, so the lab is as it was, and the
 volume is detached and deleted.
 """
 
-import json
 import time
 
 import sqlalchemy as sa
 
 import journey_lab as lab
+import journey_moves as moves
 import journey_trace
 
 VERSION = "2.80"   # migrations show their uuid, user and project
-
-
-def _hosts():
-    from minicompute import hosts
-    return hosts.compute_hosts()
-
-
-def acl(volume_id):
-    """The initiators tgt's ACL admits to the volume's target."""
-    from minicinder.volume.targets import tgt
-    for target in tgt.TgtAdm().show_targets():
-        if target["iqn"].endswith(":volume-%s" % volume_id):
-            return sorted(target["acls"])
-    return []
-
-
-def attachments(cinder_engine, volume_id):
-    """Cinder's attachments of the volume, oldest first: ``(id[:8],
-    status, host, initiator)``, the last two from the connector each
-    was made or updated with (none: the attachment is parked)."""
-    with cinder_engine.connect() as conn:
-        rows = conn.execute(sa.text(
-            "SELECT id, attach_status, connector FROM volume_attachment"
-            " WHERE volume_id=:v AND deleted=0 ORDER BY created_at"),
-            {"v": volume_id}).all()
-    out = []
-    for row in rows:
-        connector = json.loads(row[2]) if row[2] else {}
-        out.append((row[0][:8], row[1], connector.get("host") or "-",
-                    connector.get("initiator")))
-    return out
-
-
-def acl_hosts(cinder_engine, volume_id):
-    """tgt's ACL of the volume, each initiator named by the host whose
-    attachment's connector carries it."""
-    who = {att[3]: att[2] for att in attachments(cinder_engine, volume_id)}
-    return ["%s (%s)" % (who.get(i, "no attachment"), i)
-            for i in acl(volume_id)]
-
-
-def domains(domain):
-    """The hosts whose libvirtd holds the domain, with its state."""
-    from ministack import executor
-    found = []
-    for name, host in _hosts().items():
-        out, _ = executor.execute("virsh", "-c", host.libvirt_uri,
-                                  "domstate", domain,
-                                  check_exit_code=[0, 1])
-        if out.strip():
-            found.append("%s (%s)" % (name, out.strip()))
-    return found
 
 
 def _migration(admin, server_id):
@@ -98,55 +46,17 @@ def _migration(admin, server_id):
     return migrations[0] if migrations else None
 
 
-class MoveTimeline(lab.Timeline):
-    """The migration's status, the volume's attachments and tgt's ACL,
-    each change printed as it happens."""
-
-    def __init__(self, cloud, ledgers, server_id, volume_id, admin,
-                 cinder_engine):
-        super().__init__(cloud, ledgers, server_id, volume_id)
-        self.admin, self.cinder_engine = admin, cinder_engine
+class LiveMigrationTimeline(moves.MoveTimeline):
+    """The migration's status, the volume's attachments and tgt's ACL."""
 
     def snapshot(self):
         migration = _migration(self.admin, self.server_id)
-        found = attachments(self.cinder_engine, self.volume_id)
-        who = {att[3]: att[2] for att in found}
         return (migration["status"] if migration else "-",
-                "attachments %s; ACL %s" % (
-                    " ".join("%s/%s/%s" % att[:3] for att in found)
-                    or "none",
-                    ", ".join(who.get(i, i) for i in acl(self.volume_id))
-                    or "none"))
+                self.volume_ledgers(lambda found: " ".join(
+                    "%s/%s/%s" % att[:3] for att in found)))
 
-    def _run(self):
-        last = None
-        while True:
-            # One last look after the stop, so the state the wait saw
-            # ends the timeline.
-            stopping = self.stop.is_set()
-            now = self.snapshot()
-            if now != last:
-                lab.say("   +%5.2fs  migration %-10s %s" % (
-                    time.monotonic() - self.start, now[0], now[1]))
-                last = now
-            if stopping:
-                return
-            time.sleep(lab.POLL)
-
-
-def show_ledgers(ledgers, cinder_engine, server_id, volume_id, domain):
-    lab.command("openstack --os-volume-api-version 3.44 volume attachment "
-                "list --volume-id %s" % volume_id)
-    for att in attachments(cinder_engine, volume_id) or [("none",) * 4]:
-        lab.say("   cinder attachment:  %s status=%s host=%s" % att[:3])
-    lab.command("tgtadm --lld iscsi --op show --mode target")
-    lab.say("   tgt ACL:            %s" % (
-        ", ".join(acl_hosts(cinder_engine, volume_id)) or "none"))
-    lab.say("   nova BDM:           %s" % lab.describe_bdm(
-        ledgers.bdm(server_id, volume_id)))
-    lab.command("virsh -c <each host's libvirtd> domstate %s" % domain)
-    lab.say("   libvirt domain on:  %s" % (", ".join(domains(domain))
-                                           or "no host"))
+    def line(self, now):
+        return "migration %-10s %s" % now
 
 
 def _server_host(admin, server_id):
@@ -192,7 +102,7 @@ def move(cloud, admin, server_id, volume_id, dest, cinder_engine, tracing):
         return None
     lab.say("   timeline as observed (migration status, the volume's "
             "attachments id/status/host, tgt's ACL):")
-    with MoveTimeline(cloud, ledgers, server_id, volume_id, admin,
+    with LiveMigrationTimeline(cloud, ledgers, server_id, volume_id, admin,
                       cinder_engine):
         migration = lab.wait("the live migration to complete", ended,
                              timeout=300)
@@ -204,7 +114,7 @@ def walk(cloud, admin, server, tracing):
     to another host and back, show every ledger, then detach."""
     server_id = server["id"]
     source, _ = _server_host(admin, server_id)
-    others = [name for name in _hosts() if name != source]
+    others = [name for name in moves.compute_hosts() if name != source]
     if not others:
         raise SystemExit("--live-migrate needs a second compute host "
                          "(COMPUTE_HOSTS=2 ./lab.sh)")
@@ -219,34 +129,13 @@ def walk(cloud, admin, server, tracing):
 
     lab.heading("Attach a volume and write to it from the guest")
     name = "journey-lm-%s" % time.strftime("%H%M%S")
-    volume_id = lab.check(cloud.volume("POST", "/volumes", {"volume": {
-        "size": 1, "name": name}}), 202)["volume"]["id"]
-    lab.command("openstack volume create --size 1 %s" % name)
+    marker = "ministack live migration %s" % name
+    volume_id = moves.create_volume(cloud, name)
     try:
-        lab.wait("volume available", lambda: lab.check(cloud.volume(
-            "GET", "/volumes/%s" % volume_id), 200)["volume"]["status"]
-            == "available")
-        lab.command("openstack server add volume %s %s" % (server_id,
-                                                          volume_id))
-        lab.check(cloud.compute("POST", "/servers/%s/os-volume_attachments"
-                                % server_id, {"volumeAttachment": {
-                                    "volumeId": volume_id}}), 200)
-        lab.wait("volume in-use", lambda: lab.check(cloud.volume(
-            "GET", "/volumes/%s" % volume_id), 200)["volume"]["status"]
-            == "in-use")
-        dev = ledgers.bdm(server_id, volume_id)["device_name"].rpartition(
-            "/")[2]
-        marker = "ministack live migration %s" % name
-        lab.command("ministack-guest %s -- dd of=/dev/%s" % (server_id,
-                                                            dev))
-        rc, out, err = ledgers.guest(domain, [
-            "/bin/sh", "-c", "printf '%s' | dd of=/dev/%s bs=512 "
-            "conv=fsync,sync 2>&1" % (marker, dev)])
-        if rc != 0:
-            raise SystemExit("writing to /dev/%s in the guest: %s" % (
-                dev, err or out))
-        lab.say("   wrote %r to /dev/%s" % (marker, dev))
-        show_ledgers(ledgers, cinder_engine, server_id, volume_id, domain)
+        dev = moves.attach_and_write(cloud, ledgers, server_id, domain,
+                                     volume_id, marker)
+        moves.show_ledgers(ledgers, cinder_engine, server_id,
+                           volume_id, domain)
 
         lab.heading("Live migrate %s -> %s (admin, compute %s): the "
                     "destination's second attachment with its connector, "
@@ -257,7 +146,8 @@ def walk(cloud, admin, server, tracing):
                                    dest, cinder_engine, tracing)
         lab.heading("Moved: every ledger names %s only" % dest)
         ledgers = lab.Ledgers.of_server(lab.nova_db_url(), server_id)
-        show_ledgers(ledgers, cinder_engine, server_id, volume_id, domain)
+        moves.show_ledgers(ledgers, cinder_engine, server_id,
+                           volume_id, domain)
         rc, out, err = ledgers.guest(domain, [
             "/bin/sh", "-c", "dd if=/dev/%s bs=512 count=1 2>/dev/null | "
             "tr -d '\\000'" % dev])
@@ -280,16 +170,5 @@ def walk(cloud, admin, server, tracing):
         lab.say("   server %s is on %s again" % (
             server_id[:8], _server_host(admin, server_id)[0]))
     finally:
-        lab.heading("Clean up: detach and delete the volume")
-        resp = cloud.compute("DELETE", "/servers/%s/os-volume_attachments/%s"
-                             % (server_id, volume_id))
-        if resp.status_code == 202:
-            lab.wait("volume available", lambda: lab.check(cloud.volume(
-                "GET", "/volumes/%s" % volume_id), 200)["volume"]["status"]
-                == "available")
-        lab.check(cloud.volume("DELETE", "/volumes/%s" % volume_id),
-                  202, 400, 404)
-        lab.wait("volume deleted", lambda: cloud.volume(
-            "GET", "/volumes/%s" % volume_id).status_code == 404)
-        lab.say("   volume %s is gone" % volume_id)
+        moves.detach_and_delete(cloud, server_id, volume_id)
         cinder_engine.dispose()

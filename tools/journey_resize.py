@@ -32,10 +32,7 @@ import time
 import sqlalchemy as sa
 
 import journey_lab as lab
-from journey_live_migrate import acl
-from journey_live_migrate import acl_hosts
-from journey_live_migrate import attachments
-from journey_live_migrate import domains
+import journey_moves as moves
 
 VERSION = "2.80"   # migrations show their uuid, user and project
 NEW_FLAVOR = "84"
@@ -62,42 +59,20 @@ def describe_attachments(found):
                     for att in found) or "none"
 
 
-class ResizeTimeline(lab.Timeline):
+class ResizeTimeline(moves.MoveTimeline):
     """The server's status and task, the migration's status, the volume's
-    attachments and tgt's ACL, each change printed as it happens."""
-
-    def __init__(self, cloud, ledgers, server_id, volume_id, admin,
-                 cinder_engine):
-        super().__init__(cloud, ledgers, server_id, volume_id)
-        self.admin, self.cinder_engine = admin, cinder_engine
+    attachments (with or without a connector) and tgt's ACL."""
 
     def snapshot(self):
         server = _server(self.admin, self.server_id)
         migration = _migration(self.admin, self.server_id)
-        found = attachments(self.cinder_engine, self.volume_id)
-        who = {att[3]: att[2] for att in found}
         return ("%s/%s" % (server["status"],
                            server["OS-EXT-STS:task_state"] or "-"),
                 migration["status"] if migration else "-",
-                "attachments %s; ACL %s" % (
-                    describe_attachments(found),
-                    ", ".join(who.get(i, i) for i in acl(self.volume_id))
-                    or "none"))
+                self.volume_ledgers(describe_attachments))
 
-    def _run(self):
-        last = None
-        while True:
-            # One last look after the stop, so the state the wait saw
-            # ends the timeline.
-            stopping = self.stop.is_set()
-            now = self.snapshot()
-            if now != last:
-                lab.say("   +%5.2fs  server %-25s migration %-14s %s" % (
-                    time.monotonic() - self.start, now[0], now[1], now[2]))
-                last = now
-            if stopping:
-                return
-            time.sleep(lab.POLL)
+    def line(self, now):
+        return "server %-25s migration %-14s %s" % now
 
 
 def _watch(cloud, admin, server_id, volume_id, cinder_engine, what,
@@ -176,18 +151,7 @@ def show_ledgers(admin, cinder_engine, server_id, volume_id, domain, dev,
     lab.say("   server:             %s, flavor %s, host %s" % (
         server["status"], server["flavor"].get("original_name"),
         server["OS-EXT-SRV-ATTR:host"]))
-    lab.command("openstack --os-volume-api-version 3.44 volume attachment "
-                "list --volume-id %s" % volume_id)
-    for att in attachments(cinder_engine, volume_id) or [("none",) * 4]:
-        lab.say("   cinder attachment:  %s status=%s host=%s" % att[:3])
-    lab.command("tgtadm --lld iscsi --op show --mode target")
-    lab.say("   tgt ACL:            %s" % (
-        ", ".join(acl_hosts(cinder_engine, volume_id)) or "none"))
-    lab.say("   nova BDM:           %s" % lab.describe_bdm(
-        ledgers.bdm(server_id, volume_id)))
-    lab.command("virsh -c <each host's libvirtd> domstate %s" % domain)
-    lab.say("   libvirt domain on:  %s" % (", ".join(domains(domain))
-                                           or "no host"))
+    moves.show_ledgers(ledgers, cinder_engine, server_id, volume_id, domain)
     ledgers.wait_for_guest(domain)
     lab.command("ministack-guest %s -- grep MemTotal /proc/meminfo"
                 % server_id)
@@ -243,33 +207,11 @@ def walk(cloud, admin, server):
 
     lab.heading("Attach a volume and write to it from the guest")
     name = "journey-rs-%s" % time.strftime("%H%M%S")
-    volume_id = lab.check(cloud.volume("POST", "/volumes", {"volume": {
-        "size": 1, "name": name}}), 202)["volume"]["id"]
-    lab.command("openstack volume create --size 1 %s" % name)
+    marker = "ministack resize %s" % name
+    volume_id = moves.create_volume(cloud, name)
     try:
-        lab.wait("volume available", lambda: lab.check(cloud.volume(
-            "GET", "/volumes/%s" % volume_id), 200)["volume"]["status"]
-            == "available")
-        lab.command("openstack server add volume %s %s" % (server_id,
-                                                          volume_id))
-        lab.check(cloud.compute("POST", "/servers/%s/os-volume_attachments"
-                                % server_id, {"volumeAttachment": {
-                                    "volumeId": volume_id}}), 200)
-        lab.wait("volume in-use", lambda: lab.check(cloud.volume(
-            "GET", "/volumes/%s" % volume_id), 200)["volume"]["status"]
-            == "in-use")
-        dev = ledgers.bdm(server_id, volume_id)["device_name"].rpartition(
-            "/")[2]
-        marker = "ministack resize %s" % name
-        lab.command("ministack-guest %s -- dd of=/dev/%s" % (server_id,
-                                                            dev))
-        rc, out, err = ledgers.guest(domain, [
-            "/bin/sh", "-c", "printf '%s' | dd of=/dev/%s bs=512 "
-            "conv=fsync,sync 2>&1" % (marker, dev)])
-        if rc != 0:
-            raise SystemExit("writing to /dev/%s in the guest: %s" % (
-                dev, err or out))
-        lab.say("   wrote %r to /dev/%s" % (marker, dev))
+        dev = moves.attach_and_write(cloud, ledgers, server_id, domain,
+                                     volume_id, marker)
         show_ledgers(admin, cinder_engine, server_id, volume_id, domain,
                      dev, marker)
 
@@ -312,16 +254,5 @@ def walk(cloud, admin, server):
         lab.say("   server %s has flavor %s again" % (
             server_id[:8], final["flavor"].get("original_name")))
     finally:
-        lab.heading("Clean up: detach and delete the volume")
-        resp = cloud.compute("DELETE", "/servers/%s/os-volume_attachments/%s"
-                             % (server_id, volume_id))
-        if resp.status_code == 202:
-            lab.wait("volume available", lambda: lab.check(cloud.volume(
-                "GET", "/volumes/%s" % volume_id), 200)["volume"]["status"]
-                == "available")
-        lab.check(cloud.volume("DELETE", "/volumes/%s" % volume_id),
-                  202, 400, 404)
-        lab.wait("volume deleted", lambda: cloud.volume(
-            "GET", "/volumes/%s" % volume_id).status_code == 404)
-        lab.say("   volume %s is gone" % volume_id)
+        moves.detach_and_delete(cloud, server_id, volume_id)
         cinder_engine.dispose()

@@ -11,6 +11,7 @@ import sqlalchemy as sa
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
                                 "tools"))
+import journey_moves  # noqa: E402
 import journey_resize  # noqa: E402
 
 VOLUME = "7d4c5a0e-0000-4000-8000-000000000001"
@@ -37,7 +38,7 @@ def test_parked_attachment_has_no_host_and_no_connector(tmp_path):
         ("11111111-aaaa", "attached", {"host": "vm",
                                        "initiator": "iqn.vm"}, 1),
         ("22222222-bbbb", "reserved", None, 0)])
-    found = journey_resize.attachments(engine, VOLUME)
+    found = journey_moves.attachments(engine, VOLUME)
     assert journey_resize.describe_attachments(found) == \
         "22222222/reserved/-/conn=no"
 
@@ -46,7 +47,7 @@ def test_updated_attachment_names_its_host_and_connector(tmp_path):
     engine = _cinder(tmp_path, [
         ("22222222-bbbb", "attached", {"host": "compute2",
                                        "initiator": "iqn.c2"}, 0)])
-    found = journey_resize.attachments(engine, VOLUME)
+    found = journey_moves.attachments(engine, VOLUME)
     assert journey_resize.describe_attachments(found) == \
         "22222222/attached/compute2/conn=yes"
 
