@@ -3,6 +3,7 @@
 import hashlib
 
 import flask
+from oslo_utils import timeutils
 
 from ministack import exception
 from ministack import wsgi
@@ -111,3 +112,17 @@ def limit_marker(items, key, max_limit, marker_error):
         else:
             raise marker_error
     return items[:limit]
+
+
+def time_param(name):
+    """The query's time ``name`` (``changes-since``...), naive UTC, or
+    None; 400 for a value that is no ISO 8601 time."""
+    value = flask.request.args.get(name)
+    if not value:
+        return None
+    try:
+        return timeutils.normalize_time(timeutils.parse_isotime(value))
+    except ValueError:
+        raise exception.Invalid(
+            message="Invalid input for query parameters %s. Value: %s."
+                    % (name, value)) from None

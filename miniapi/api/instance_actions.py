@@ -7,7 +7,6 @@ list pages with ``limit``/``marker`` (a request id) and filters with
 """
 
 import flask
-from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
 from miniapi.api import common
@@ -40,18 +39,6 @@ def _instance(ctxt, server_id):
     return db_api.instance_get_including_deleted(ctxt, server_id)
 
 
-def _parse_time(name):
-    value = flask.request.args.get(name)
-    if not value:
-        return None
-    try:
-        return timeutils.normalize_time(timeutils.parse_isotime(value))
-    except ValueError:
-        raise ms_exception.Invalid(
-            message="Invalid input for query parameters %s. Value: %s."
-                    % (name, value)) from None
-
-
 @bp.get("/servers/<server_id>/os-instance-actions")
 @validation.query(_query_schema)
 def index(server_id):
@@ -60,8 +47,8 @@ def index(server_id):
     version = microversion.current()
     actions = db_api.action_get_all(ctxt, instance.uuid)
     if version >= "2.58":
-        since = _parse_time("changes-since")
-        before = _parse_time("changes-before")
+        since = common.time_param("changes-since")
+        before = common.time_param("changes-before")
         if since and before and since > before:
             raise ms_exception.Invalid(
                 message="The value of changes-since must be less than or "

@@ -49,21 +49,9 @@ def _query_schema(version):
             "additionalProperties": False}
 
 
-def _parse_time(name):
-    value = flask.request.args.get(name)
-    if not value:
-        return None
-    try:
-        return timeutils.normalize_time(timeutils.parse_isotime(value))
-    except ValueError:
-        raise ms_exception.Invalid(
-            message="Invalid input for query parameters %s. Value: %s."
-                    % (name, value)) from None
-
-
 def _since_before(rows):
-    since = _parse_time("changes-since")
-    before = _parse_time("changes-before")
+    since = common.time_param("changes-since")
+    before = common.time_param("changes-before")
     if since and before and since > before:
         raise ms_exception.Invalid(
             message="The value of changes-since must be less than or "
