@@ -19,10 +19,12 @@ EXPECTED = {
     ("docs/multinode.md", "two-hosts"): ("compute2", "10.42.0.2",
                                          "minicompute@compute2", "vda"),
     ("docs/multinode.md", "pinned"): ("compute2",),
+    ("docs/journey.md", "live-migrate"): ("compute2", "completed",
+                                          "live-migration"),
 }
 
 
-def test_the_multinode_page_has_blocks_for_this_tier():
+def test_the_docs_have_blocks_for_this_tier():
     named = {(block.page, block.name) for block in BLOCKS}
     assert set(EXPECTED) <= named, set(EXPECTED) - named
 
